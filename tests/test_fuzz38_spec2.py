@@ -74,3 +74,17 @@ def test_a_spectrum_file_number_that_underflows_is_said_to(tmp_path):
     path.write_text("1\n0\n")
     with pytest.raises(ValueError, match="must lie in .1e-100, 1e.100., got 0.0"):
         Spectrum.from_file(path)
+
+
+@pytest.mark.parametrize("versioned", ["yes", "no", 1, 0.0])
+def test_federation_file_read_takes_a_bool_for_versioned(versioned, tmp_path):
+    # F6: federation_file.read(path, versioned="yes") was taken as True ("no" too: a non-empty
+    # string is true), 1 and 0.0 as bools. Now refused naming the argument; None, True,
+    # False and numpy's bools as before.
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "d": 3, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 1.0, "sigma": 0.5}]}))
+    with pytest.raises(ValueError, match=r"^versioned \(None: either\) must be True or False"):
+        federation_file.read(str(fed), versioned=versioned)
+    for good in (None, True, np.bool_(True)):
+        assert federation_file.read(str(fed), versioned=good).versioned
