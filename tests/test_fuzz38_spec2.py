@@ -104,3 +104,34 @@ def test_a_power_law_spectrum_needs_no_sort_and_is_fingerprinted_once(monkeypatc
     np.testing.assert_allclose(s.atoms, (j ** -1.5 / np.mean(j ** -1.5))[::-1], rtol=1e-13)
     assert s.record() == s.record() and len(calls) == 1 and hash(s) == hash(s)
     assert Spectrum([3.0, 1.0], weights=[0.25, 0.75]).weights.tolist() == [0.75, 0.25]
+
+
+def test_estimate_has_a_time_estimate_and_max_minutes(tmp_path, capsys):
+    # F8: estimate (the verb and riskcalc.estimate) had no time estimate or --max-minutes:
+    # 16000 x 800 took 2 s of CPU, 10000 x 20 from 300 clients on least squares 9 s (its
+    # (3 m + 1)^2 m^2 contraction), larger data silently longer. Now a work model
+    # (riskcalc.estimate.work, within 0.75-1.5x of the measured) refuses beyond the limit
+    # naming the rows, features, clients or route that fit.
+    from riskcalc.estimate import estimate
+    from riskcalc.estimate.work import check_seconds, seconds
+    rng = np.random.default_rng(3)
+    X, client = rng.standard_normal((600, 20)), np.arange(600) % 20
+    y = X[:, 0] + rng.standard_normal(600)
+    np.savez(tmp_path / "d.npz", X=X, y=y, client=client)
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz", "--max-minutes",
+                              "1e-5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert ("N = 600 rows of d = 20 features from m = 20 clients (least-squares route): "
+            "estimated 0.00144 s of work, more than the 0.0006 s allowed; what fits: a "
+            "subsample of each client's rows (about 148 of the 600 rows)") in err
+    code, out, err2 = run_cli(["advise", "--data", tmp_path / "d.npz", "--max-minutes",
+                               "1e-5"], capsys)         # advise --data: the same estimate
+    assert code == 2 and err2 == err
+    with pytest.raises(ValueError, match="what fits: about 850 of the 2000 clients, or route "
+                                         "moments"):
+        check_seconds(10 ** 5, 100, 2000, True, 600.0)
+    assert seconds(10000, 20, 300, True) == pytest.approx(9.1, rel=0.01)
+    for bad in ("1", 0, -1.0, True):
+        with pytest.raises(ValueError, match="max_seconds"):
+            estimate(X, y, client, max_seconds=bad)
+    assert estimate(X, y, client, max_seconds=60).route == "least-squares"
