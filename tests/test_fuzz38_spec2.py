@@ -135,3 +135,16 @@ def test_estimate_has_a_time_estimate_and_max_minutes(tmp_path, capsys):
         with pytest.raises(ValueError, match="max_seconds"):
             estimate(X, y, client, max_seconds=bad)
     assert estimate(X, y, client, max_seconds=60).route == "least-squares"
+
+
+def test_a_spectrum_file_number_that_overflows_is_said_to(tmp_path):
+    # F9: a text spectrum file holding 1e400 was refused as "spectrum eigenvalue must be a
+    # finite number in [1e-100, 1e+100], got inf": the file holds no inf. Now its line is
+    # named and the number said to overflow (an "inf" written: the range's refusal).
+    path = tmp_path / "eig.txt"
+    path.write_text("1\n2 1e400\n")
+    with pytest.raises(ValueError, match=r"eig.txt': line 2: '1e400' overflows: beyond the"):
+        Spectrum.from_file(path)
+    path.write_text("1\ninf\n")
+    with pytest.raises(ValueError, match="must be a finite number in .1e-100, 1e.100., got inf"):
+        Spectrum.from_file(path)

@@ -73,10 +73,10 @@ def _read_ordered(path):
         except ValueError:
             raise ValueError(_bad_line(rows) or "expected numbers separated by spaces or "
                              "commas") from None
-        if not values.all():
-            _refuse_underflow(rows)
+        if not (values.all() and np.isfinite(values).all()):
+            _refuse_beyond_float(rows)
         return values
-    except Underflow as exc:    # a text 1e-400 was "must lie in [1e-100, 1e+100], got 0.0"
+    except _BeyondFloat as exc:     # 1e-400 was "... got 0.0", 1e400 "... got inf"
         raise ValueError(f"spectrum file {path!r}: {exc}") from None
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
@@ -93,7 +93,7 @@ def _bad_line(rows) -> str | None:
             try:
                 decimal(text)
             except Underflow:
-                continue            # a number (``_refuse_underflow``)
+                continue            # a number (``_refuse_beyond_float``)
             except ValueError:
                 shown = text if len(text) <= 8 else text[:6] + "..."
                 return (f"line {number}: expected numbers separated by spaces or commas, got "
@@ -101,18 +101,25 @@ def _bad_line(rows) -> str | None:
     return None
 
 
-def _refuse_underflow(rows) -> None:
-    """Underflow naming the first field of a text file (split into fields) written nonzero
-    but read as 0, if any."""
+class _BeyondFloat(ValueError):
+    """A number of a spectrum text file that a float cannot hold (``_refuse_beyond_float``)."""
+
+
+def _refuse_beyond_float(rows) -> None:
+    """_BeyondFloat naming the first field of a text file (split into fields) written nonzero
+    but read as 0, or finite but read as infinite, if any."""
     for number, fields in enumerate(rows, 1):
         for text in fields:
+            shown = repr(text if len(text) <= 12 else text[:10] + "...")
             try:
-                decimal(text)
+                value = decimal(text)
             except Underflow:
-                shown = text if len(text) <= 12 else text[:10] + "..."
-                raise Underflow(f"line {number}: {shown!r} underflows: nonzero but below the "
-                                "smallest positive float (about 4.9e-324), it would be read "
-                                "as 0, and eigenvalues must be positive") from None
+                raise _BeyondFloat(f"line {number}: {shown} underflows: nonzero but below the "
+                                   "smallest positive float (about 4.9e-324), it would be "
+                                   "read as 0, and eigenvalues must be positive") from None
+            if np.isinf(value) and "inf" not in text.lower():
+                raise _BeyondFloat(f"line {number}: {shown} overflows: beyond the largest "
+                                   "float (about 1.8e308), it would be read as infinite")
 
 
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
