@@ -148,3 +148,18 @@ def test_a_spectrum_file_number_that_overflows_is_said_to(tmp_path):
     path.write_text("1\ninf\n")
     with pytest.raises(ValueError, match="must be a finite number in .1e-100, 1e.100., got inf"):
         Spectrum.from_file(path)
+
+
+def test_a_clients_file_spectrum_file_out_of_range_names_the_file(tmp_path, capsys):
+    # F10: a client's "file:" spectrum holding 0 (or booleans in a .npy) was refused as
+    # "client 0: spectrum: spectrum eigenvalue must lie in [1e-100, 1e+100], got 0.0 (entry 1
+    # of 2)", naming no file (ordered_steps). Now the file is named as Spectrum.from_file does.
+    (tmp_path / "zero.txt").write_text("1\n0\n")
+    fed = tmp_path / "cf.json"
+    fed.write_text(json.dumps([{"gamma": 0.5, "r": 1, "sigma": 0.5, "spectrum": "file:zero.txt"},
+                               {"gamma": 0.5, "r": 1, "sigma": 0.5}]))
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "0.5", "--r", "1", "--sigma", "0.5",
+                              "--clients-file", fed], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert (f"client 0: spectrum: spectrum file '{tmp_path / 'zero.txt'}': spectrum eigenvalue "
+            "must lie in [1e-100, 1e+100], got 0.0") in err

@@ -168,7 +168,10 @@ def _ordered_array(values, what):
     values = values.ravel()
     if values.size == 0:
         raise ValueError(f"{what} has no eigenvalues")
-    return _in_range("spectrum eigenvalue", values)
+    try:
+        return _in_range("spectrum eigenvalue", values)
+    except ValueError as exc:   # named no file: "client 0: spectrum: spectrum eigenvalue ..."
+        raise ValueError(f"{what}: {exc}") from None
 
 
 def _in_range(name, values):
