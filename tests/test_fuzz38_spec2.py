@@ -1,6 +1,7 @@
 """Issue 32, fuzz38 (spec2): what this fuzz found, each test failing before."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -163,3 +164,18 @@ def test_a_clients_file_spectrum_file_out_of_range_names_the_file(tmp_path, caps
     assert code == 2 and out == "" and err.count("\n") == 1
     assert (f"client 0: spectrum: spectrum file '{tmp_path / 'zero.txt'}': spectrum eigenvalue "
             "must lie in [1e-100, 1e+100], got 0.0") in err
+
+
+def test_a_npy_spectrum_file_is_known_by_its_content(tmp_path):
+    # F11: eig.NPY (or a .npy saved under another name) was read as text and refused as "not
+    # UTF-8 text (byte 0: binary data?); give a .npy or text file"; a .npz "not UTF-8 text
+    # (byte 14 ...)". Now numpy's magic (or .npy in any case) reads it as .npy, and a zip
+    # archive is named.
+    for name in ("eig.NPY", "eig.txt"):
+        np.save(tmp_path / "x.npy", [1.0, 2.0])
+        os.replace(tmp_path / "x.npy", tmp_path / name)
+        assert Spectrum.from_file(tmp_path / name) == Spectrum([1, 2])
+        assert ordered_steps(f"file:{tmp_path / name}", 2)[1].tolist() == [1.0, 2.0]
+    np.savez(tmp_path / "e.npz", a=[1.0])
+    with pytest.raises(ValueError, match=r"e.npz' is a zip archive \(a .npz of several"):
+        Spectrum.from_file(tmp_path / "e.npz")

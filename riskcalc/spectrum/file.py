@@ -23,8 +23,8 @@ MAX_FILE_BYTES = 64 * 2 ** 20
 MAX_TEXT_BYTES = 8 * 2 ** 20
 
 
-def _check_size(path):
-    if path.endswith(".npy"):
+def _check_size(path, npy: bool):
+    if npy:
         file_size(path, MAX_FILE_BYTES, f"spectrum file {path!r}",
                   "a list of eigenvalues (8 million as .npy)")
     else:
@@ -47,9 +47,10 @@ def _read_ordered(path):
     table (a matrix, 2-D), other layouts are a list of numbers."""
     path = os.fspath(path)
     _regular_file(path)
-    _check_size(path)
+    npy = _is_npy(path)
+    _check_size(path, npy)
     try:
-        if path.endswith(".npy"):
+        if npy:
             s = np.load(path, allow_pickle=False)
             if not isinstance(s, np.ndarray):
                 raise ValueError("not a single array")
@@ -99,6 +100,21 @@ def _bad_line(rows) -> str | None:
                 return (f"line {number}: expected numbers separated by spaces or commas, got "
                         f"{shown!r}")
     return None
+
+
+def _is_npy(path) -> bool:
+    """Whether ``path`` is named ``.npy`` (any case) or starts as a .npy file does: eig.NPY and
+    a .npy saved under another name were read as text ("not UTF-8 text (byte 0: binary
+    data?)"). A .npz archive is refused saying so."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise ValueError(f"spectrum file {path!r} cannot be read ({exc.strerror})") from None
+    if head.startswith(b"PK\x03\x04") and not path.lower().endswith(".npy"):
+        raise ValueError(f"spectrum file {path!r} is a zip archive (a .npz of several arrays?): "
+                         "save the eigenvalues as one array with numpy.save (.npy)")
+    return path.lower().endswith(".npy") or head == b"\x93NUMPY"
 
 
 class _BeyondFloat(ValueError):
