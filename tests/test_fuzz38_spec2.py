@@ -179,3 +179,15 @@ def test_a_npy_spectrum_file_is_known_by_its_content(tmp_path):
     np.savez(tmp_path / "e.npz", a=[1.0])
     with pytest.raises(ValueError, match=r"e.npz' is a zip archive \(a .npz of several"):
         Spectrum.from_file(tmp_path / "e.npz")
+
+
+def test_a_data_csv_named_in_capitals_is_read(tmp_path, capsys):
+    # F12: --data DATA.CSV was refused as "not a .npz file of arrays X, y, client (a data CSV
+    # must be named *.csv)" (the extension compared with case). Now .CSV reads as .csv.
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 2))
+    rows = [f"{k % 3},{X[k, 0] + rng.standard_normal():.6f},{X[k, 0]:.6f},{X[k, 1]:.6f}"
+            for k in range(30)]
+    (tmp_path / "DATA.CSV").write_text("client,y,x0,x1\n" + "\n".join(rows) + "\n")
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "DATA.CSV"], capsys)
+    assert code == 0 and out.startswith("d = 2, 3 clients"), err

@@ -235,7 +235,7 @@ def load(path):
         raise ValueError(f"--data {path}: no such file")
     if not os.path.isfile(path):
         raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
-    if path.endswith(".csv"):
+    if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
         return _load_csv(path)
     _check_npz(path)
     try:
