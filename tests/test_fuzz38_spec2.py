@@ -191,3 +191,15 @@ def test_a_data_csv_named_in_capitals_is_read(tmp_path, capsys):
     (tmp_path / "DATA.CSV").write_text("client,y,x0,x1\n" + "\n".join(rows) + "\n")
     code, out, err = run_cli(["estimate", "--data", tmp_path / "DATA.CSV"], capsys)
     assert code == 0 and out.startswith("d = 2, 3 clients"), err
+
+
+def test_a_spec_number_that_underflows_gets_advice_that_fits_an_eigenvalue(capsys):
+    # F13: --spectrum scaled:1e-400 said "... which would read it as 0: give 0 or a number
+    # above 1e-300": 0 (and 1e-300) is refused as an eigenvalue. Now the advice names what
+    # each number of a SPEC may be.
+    for spec in ("scaled:1e-400", "two-point:1,2,1e-999"):
+        code, out, err = run_cli(["predict", "pfedme", "--gamma", "0.5", "--lam", "1", "--r", "1",
+                                  "--sigma", "0.5", "--spectrum", spec], capsys)
+        assert code == 2 and "give 0" not in err and err.count("\n") == 1
+        assert ("which would read it as 0: an eigenvalue C, A or B must lie in [1e-100, "
+                "1e+100], an exponent P or a weight W may be 0 or above 1e-300") in err

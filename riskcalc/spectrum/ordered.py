@@ -54,11 +54,28 @@ def _numbers(text, arg):
     """The comma-separated numbers ``arg`` of the SPEC ``text`` (decimal notation)."""
     try:
         return [decimal(x) for x in arg.split(",")] if arg else []
-    except Underflow as exc:
-        raise ValueError(f"spectrum {text!r}: {exc}") from None
+    except Underflow:
+        # decimal's advice, "give 0 or ...", is refused for an eigenvalue C, A or B
+        tiny = next(x.strip() for x in arg.split(",") if _underflows(x))
+        raise ValueError(f"spectrum {text!r}: {tiny!r} is nonzero but below the smallest "
+                         "positive float (about 4.9e-324), which would read it as 0: an "
+                         f"eigenvalue C, A or B must lie in [{EIGENVALUE_RANGE[0]:g}, "
+                         f"{EIGENVALUE_RANGE[1]:g}], an exponent P or a weight W may be 0 or "
+                         "above 1e-300") from None
     except ValueError:
         raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
                          "numbers") from None
+
+
+def _underflows(text) -> bool:
+    """Whether ``decimal`` refuses ``text`` as an Underflow."""
+    try:
+        decimal(text)
+    except Underflow:
+        return True
+    except ValueError:
+        pass
+    return False
 
 
 def ordered_steps(spec, d: int | None = None):
