@@ -203,3 +203,15 @@ def test_a_spec_number_that_underflows_gets_advice_that_fits_an_eigenvalue(capsy
         assert code == 2 and "give 0" not in err and err.count("\n") == 1
         assert ("which would read it as 0: an eigenvalue C, A or B must lie in [1e-100, "
                 "1e+100], an exponent P or a weight W may be 0 or above 1e-300") in err
+
+
+def test_a_spectrum_parameter_given_as_an_array_is_refused_not_a_traceback():
+    # F14: Spectrum.two_point(1, 2, np.array([0.25])) and Spectrum.power_law([1.0], 3) raised
+    # numpy's TypeError "only 0-dimensional arrays can be converted to Python scalars". Now a
+    # ValueError names the parameter; a 0-d array or numpy scalar is taken as before.
+    with pytest.raises(ValueError, match=r"^two-point weight w must be a number, got an array"):
+        Spectrum.two_point(1, 2, np.array([0.25]))
+    with pytest.raises(ValueError, match=r"^power-law exponent p must be a number, got an arr"):
+        Spectrum.power_law([1.0], 3)
+    assert Spectrum.two_point(1, 2, np.array(0.25)) == Spectrum([1, 2], weights=[0.25, 0.75])
+    assert Spectrum.power_law(np.float32(0.0), 3) == Spectrum.identity()

@@ -114,7 +114,7 @@ class Spectrum:
     @classmethod
     def two_point(cls, a: float, b: float, w: float) -> "Spectrum":
         """Mass ``w`` at eigenvalue ``a`` and ``1 - w`` at ``b``."""
-        w = float(as_array("two-point weight w", w, low=0.0, high=1.0))
+        w = float(as_array("two-point weight w", w, low=0.0, high=1.0, ndim=0))  # [0.25]: TypeError
         return cls([a, b], weights=[w, 1.0 - w])
 
     @classmethod

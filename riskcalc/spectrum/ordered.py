@@ -33,7 +33,7 @@ MAX_EIGENVALUES = 10 ** 7
 def power_law_values(p: float, d: int) -> np.ndarray:
     """The d eigenvalues j^-p / their mean, j = 1..d, in the order of j (non-increasing), or
     ValueError when the smallest falls below ``EIGENVALUE_RANGE``, naming the p that fits."""
-    p = float(as_array("power-law exponent p", p, low=0.0))
+    p = float(as_array("power-law exponent p", p, low=0.0, ndim=0))   # [1.0]: a TypeError
     d = positive_int("power-law size d", d, maximum=MAX_EIGENVALUES)
     # In logarithms: j^-p underflows to 0 for a large p (p = 1e300 said "spectrum
     # eigenvalue must lie in [1e-100, 1e+100], got 0.0", naming no p).
