@@ -215,3 +215,18 @@ def test_a_spectrum_parameter_given_as_an_array_is_refused_not_a_traceback():
         Spectrum.power_law([1.0], 3)
     assert Spectrum.two_point(1, 2, np.array(0.25)) == Spectrum([1, 2], weights=[0.25, 0.75])
     assert Spectrum.power_law(np.float32(0.0), 3) == Spectrum.identity()
+
+
+def test_federation_from_object_takes_numpy_numbers_as_the_api_does():
+    # F15: federation_file.from_object (a dict built in Python) refused np.float64(0.5) as
+    # "gamma must be a number, got np.float64(0.5) (float64; numbers are JSON numbers, not
+    # strings or booleans)", and d = np.int64(10), which riskcalc.limit and Spectrum take.
+    # Now a numpy integer or float is the number it holds; numpy's bool is still refused.
+    client = {"name": "a", "gamma": np.float64(0.5), "r": np.float32(1.0), "sigma": 0.5,
+              "se": {"r": np.float64(0.125)}}
+    fed = federation_file.from_object({"fedrisk_federation": 1, "d": np.int64(10),
+                                       "clients": [client]}, "x")
+    assert fed.d == 10 and fed.clients[0]["gamma"] == 0.5 and fed.clients[0]["se"]["r"] == 0.125
+    with pytest.raises(ValueError, match=r"gamma must be a number, got np.True_ \(bool"):
+        federation_file.from_object({"fedrisk_federation": 1, "clients": [
+            dict(client, gamma=np.bool_(True))]}, "x")
