@@ -230,3 +230,19 @@ def test_federation_from_object_takes_numpy_numbers_as_the_api_does():
     with pytest.raises(ValueError, match=r"gamma must be a number, got np.True_ \(bool"):
         federation_file.from_object({"fedrisk_federation": 1, "clients": [
             dict(client, gamma=np.bool_(True))]}, "x")
+
+
+def test_a_data_csv_written_by_numpy_savetxt_with_its_header_is_read(tmp_path, capsys):
+    # F16: numpy.savetxt(PATH, table, delimiter=",", header="client,y,x0,x1") writes its
+    # header as "# client,y,x0,x1": refused as "the CSV header needs a 'client' column; got
+    # # client, y, x0, x1" (the reader skips "#" lines elsewhere). Now a commented first line
+    # naming client and y is the header; another comment first is refused as before.
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((30, 2))
+    table = np.column_stack([np.arange(30) % 3, X[:, 0] + rng.standard_normal(30), X])
+    np.savetxt(tmp_path / "d.csv", table, delimiter=",", header="client,y,x0,x1")
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.csv"], capsys)
+    assert code == 0 and out.startswith("d = 2, 3 clients"), err
+    (tmp_path / "c.csv").write_text("# exported\nclient,y,x0\n")
+    assert "needs a 'client' column; got # exported" in run_cli(
+        ["estimate", "--data", tmp_path / "c.csv"], capsys)[2]

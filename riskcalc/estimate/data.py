@@ -319,6 +319,11 @@ def _load_csv(path):
                                  f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
                                  "header naming a 'client' and a 'y' column and the features)")
             header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
+            # numpy.savetxt(..., header=...) writes "# client,y,..." (was "needs a 'client'
+            # column; got # client, y, ..."): a commented first line naming both is the header.
+            named = [h.strip() for h in line.strip().lstrip("#").split(",")]
+            if line.startswith("#") and "client" in named and "y" in named:
+                header = named
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
