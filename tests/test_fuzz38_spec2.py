@@ -246,3 +246,20 @@ def test_a_data_csv_written_by_numpy_savetxt_with_its_header_is_read(tmp_path, c
     (tmp_path / "c.csv").write_text("# exported\nclient,y,x0\n")
     assert "needs a 'client' column; got # exported" in run_cli(
         ["estimate", "--data", tmp_path / "c.csv"], capsys)[2]
+
+
+def test_a_truncated_npz_array_is_not_called_a_pickle(tmp_path, capsys):
+    # F17: a .npz whose X.npy is cut short was refused as "array X holds Python objects (a
+    # pickle), which are not loaded": a wrong reason (numpy said "EOF: reading array data").
+    # Now it says the array cannot be read, the file truncated or damaged.
+    import io
+    import zipfile
+    arrays = {"X": np.ones((6, 2)), "y": np.arange(6.0), "client": np.arange(6) % 2}
+    with zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
+        for key, arr in arrays.items():
+            raw = io.BytesIO()
+            np.save(raw, arr)
+            archive.writestr(f"{key}.npy", raw.getvalue()[:-16 if key == "X" else None])
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
+    assert code == 2 and "pickle" not in err and err.count("\n") == 1
+    assert "array X cannot be read (EOF: reading array data" in err

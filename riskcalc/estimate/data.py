@@ -294,7 +294,10 @@ def _array(path, data, key):
     """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
     try:
         return data[key]
-    except ValueError:
+    except ValueError as exc:
+        if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
+            raise ValueError(f"--data {path}: array {key} cannot be read ({exc}): a truncated "
+                             "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
         raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
                          "are not loaded (a pickle can run code); save numeric arrays") from None
