@@ -263,3 +263,23 @@ def test_a_truncated_npz_array_is_not_called_a_pickle(tmp_path, capsys):
     code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
     assert code == 2 and "pickle" not in err and err.count("\n") == 1
     assert "array X cannot be read (EOF: reading array data" in err
+
+
+def test_a_npz_holding_an_array_twice_is_refused(tmp_path, capsys):
+    # F18: a .npz archive holding X.npy twice (appended to, or zipped by hand) was read with
+    # one of the two, silently (as a JSON key given twice). Now refused naming the member.
+    import io
+    import warnings
+    import zipfile
+    arrays = [("X", np.ones((6, 2))), ("X", np.zeros((6, 2))), ("y", np.arange(6.0)),
+              ("client", np.arange(6) % 2)]
+    with warnings.catch_warnings(), zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
+        warnings.simplefilter("ignore")     # zipfile's "Duplicate name"
+        for key, arr in arrays:
+            raw = io.BytesIO()
+            np.save(raw, arr)
+            archive.writestr(f"{key}.npy", raw.getvalue())
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
+    assert code == 2 and err == (f"error: --data {tmp_path / 'd.npz'}: the archive holds X.npy "
+                                 "twice (two arrays of one name: which is meant is ambiguous); "
+                                 "save it again with numpy.savez\n")

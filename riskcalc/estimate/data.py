@@ -270,9 +270,10 @@ def _check_npz(path) -> None:
     """``check_memory`` on the shapes of X, y and client read from their member headers
     (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
     X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
-    shapes = {}
+    shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
             for key in ARRAYS:
                 if f"{key}.npy" in zf.namelist():
                     with zf.open(f"{key}.npy") as fh:
@@ -282,6 +283,10 @@ def _check_npz(path) -> None:
                                        else np.lib.format.read_array_header_2_0(fh))[0]
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
         return
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:       # numpy reads one of the two silently
+        raise ValueError(f"--data {path}: the archive holds {twice[0]} twice (two arrays of one "
+                         "name: which is meant is ambiguous); save it again with numpy.savez")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
