@@ -280,6 +280,33 @@ def test_a_npz_holding_an_array_twice_is_refused(tmp_path, capsys):
             np.save(raw, arr)
             archive.writestr(f"{key}.npy", raw.getvalue())
     code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
-    assert code == 2 and err == (f"error: --data {tmp_path / 'd.npz'}: the archive holds X.npy "
-                                 "twice (two arrays of one name: which is meant is ambiguous); "
-                                 "save it again with numpy.savez\n")
+    assert code == 2 and err == (f"error: --data {tmp_path / 'd.npz'}: the archive holds array "
+                                 "X twice (members read as one name: which is meant is "
+                                 "ambiguous); save it again with numpy.savez\n")
+
+
+def test_a_npz_member_without_its_npy_suffix_is_bounded_too(tmp_path, capsys):
+    # F19: numpy reads a .npz member named "X" (no .npy) as X, but the memory check read the
+    # shape of "X.npy" only: X claiming 10^6 x 10^6 ended in "not enough memory (Unable to
+    # allocate 7.28 TiB ...); make the problem smaller". Now "X" is checked as "X.npy" is,
+    # and "X" beside "X.npy" is X twice.
+    import io
+    import zipfile
+
+    def member(arr=None, shape=None):
+        raw = io.BytesIO()
+        if shape is None:
+            np.save(raw, arr)
+        else:
+            np.lib.format.write_array_header_1_0(raw, {"descr": "<f8", "fortran_order": False,
+                                                       "shape": shape})
+        return raw.getvalue()
+    with zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
+        archive.writestr("X", member(shape=(10 ** 6, 10 ** 6)))
+        archive.writestr("y", member(np.arange(6.0)))
+        archive.writestr("client", member(np.arange(6) % 2))
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
+    assert code == 2 and "X holds N = 1e+06 rows of d = 1e+06 features" in err
+    with zipfile.ZipFile(tmp_path / "d.npz", "a") as archive:
+        archive.writestr("X.npy", member(np.ones((6, 2))))
+    assert "holds array X twice" in run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)[2]

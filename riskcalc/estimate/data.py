@@ -273,20 +273,23 @@ def _check_npz(path) -> None:
     shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
+            # numpy reads a member "X" as X too (its shape went unchecked: "Unable to allocate")
+            names = [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
             for key in ARRAYS:
-                if f"{key}.npy" in zf.namelist():
-                    with zf.open(f"{key}.npy") as fh:
+                member = next((n for n in (f"{key}.npy", key) if n in zf.namelist()), None)
+                if member is not None:
+                    with zf.open(member) as fh:
                         version = np.lib.format.read_magic(fh)
                         shapes[key] = (np.lib.format.read_array_header_1_0(fh)
                                        if version == (1, 0)
                                        else np.lib.format.read_array_header_2_0(fh))[0]
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
         return
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:       # numpy reads one of the two silently
-        raise ValueError(f"--data {path}: the archive holds {twice[0]} twice (two arrays of one "
-                         "name: which is meant is ambiguous); save it again with numpy.savez")
+    twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
+    if twice:
+        raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
+                         "read as one name: which is meant is ambiguous); save it again with "
+                         "numpy.savez")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
@@ -327,8 +330,7 @@ def _load_csv(path):
                                  f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
                                  "header naming a 'client' and a 'y' column and the features)")
             header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
-            # numpy.savetxt(..., header=...) writes "# client,y,..." (was "needs a 'client'
-            # column; got # client, y, ..."): a commented first line naming both is the header.
+            # numpy.savetxt's header is "# client,y,...": a commented first line naming both
             named = [h.strip() for h in line.strip().lstrip("#").split(",")]
             if line.startswith("#") and "client" in named and "y" in named:
                 header = named
@@ -362,10 +364,9 @@ def _load_csv(path):
         raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
     if table.size == 0:
         raise ValueError(f"--data {path}: no data rows under the header")
-    if not np.all(np.isfinite(table)):
-        why = _bad_line(path, header)   # 1e400 was "X has NaN or infinite values"
-        if why:
-            raise ValueError(f"--data {path}: {why}")
+    why = None if np.all(np.isfinite(table)) else _bad_line(path, header)   # 1e400 overflows
+    if why:
+        raise ValueError(f"--data {path}: {why}")
     if table.shape[1] != len(header):
         raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
