@@ -310,3 +310,17 @@ def test_a_npz_member_without_its_npy_suffix_is_bounded_too(tmp_path, capsys):
     with zipfile.ZipFile(tmp_path / "d.npz", "a") as archive:
         archive.writestr("X.npy", member(np.ones((6, 2))))
     assert "holds array X twice" in run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)[2]
+
+
+def test_a_npy_spectrum_whose_header_claims_too_much_is_refused_before_allocating(tmp_path):
+    # F20: a .npy spectrum file whose header claims 10^12 entries (4 present) ended in "not
+    # enough memory (Unable to allocate 7.28 TiB ...); make the problem smaller": numpy
+    # allocates the claimed array before reading. Now the header is compared with the file.
+    path = tmp_path / "eig.npy"
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (10 ** 12,)})
+        fh.write(np.ones(4).tobytes())
+    with pytest.raises(ValueError, match=r"its header claims an array of shape \(1000000000000,"
+                                         r"\) \(8e\+12 bytes\) but the file holds 32 bytes"):
+        Spectrum.from_file(path)

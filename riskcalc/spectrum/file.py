@@ -51,6 +51,7 @@ def _read_ordered(path):
     _check_size(path, npy)
     try:
         if npy:
+            _check_npy_header(path)
             s = np.load(path, allow_pickle=False)
             if not isinstance(s, np.ndarray):
                 raise ValueError("not a single array")
@@ -115,6 +116,24 @@ def _is_npy(path) -> bool:
         raise ValueError(f"spectrum file {path!r} is a zip archive (a .npz of several arrays?): "
                          "save the eigenvalues as one array with numpy.save (.npy)")
     return path.lower().endswith(".npy") or head == b"\x93NUMPY"
+
+
+def _check_npy_header(path) -> None:
+    """ValueError when a .npy file's header claims more data than the file holds: numpy
+    allocates the claimed array first (10^12 entries: "not enough memory (Unable to allocate
+    7.28 TiB ...)"); a file without numpy's header is left to np.load."""
+    with open(path, "rb") as fh:
+        try:
+            version = np.lib.format.read_magic(fh)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(fh))
+        except (ValueError, EOFError):
+            return              # no .npy header: np.load says why
+        held = os.path.getsize(path) - fh.tell()
+    claimed = float(np.prod(shape, dtype=float)) * dtype.itemsize
+    if not dtype.hasobject and claimed > held:
+        raise ValueError(f"its header claims an array of shape {shape} ({claimed:.3g} bytes) "
+                         f"but the file holds {held} bytes of data (truncated?)")
 
 
 class _BeyondFloat(ValueError):
