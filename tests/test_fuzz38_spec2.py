@@ -324,3 +324,16 @@ def test_a_npy_spectrum_whose_header_claims_too_much_is_refused_before_allocatin
     with pytest.raises(ValueError, match=r"its header claims an array of shape \(1000000000000,"
                                          r"\) \(8e\+12 bytes\) but the file holds 32 bytes"):
         Spectrum.from_file(path)
+
+
+def test_a_npy_given_as_data_is_named_without_loading_it(tmp_path, capsys):
+    # F21: --data with a .npy file (any name) was loaded whole to say "a single array (.npy)":
+    # one whose header claims 10^12 entries ended in "not enough memory (Unable to allocate
+    # 7.28 TiB ...)". Now numpy's magic bytes name it before anything is loaded.
+    path = tmp_path / "d.npz"
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (10 ** 12,)})
+    code, out, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 2 and err.startswith(f"error: --data {path}: a single array (.npy); the "
+                                        "data are a .npz of the arrays X (N x d)")

@@ -237,6 +237,11 @@ def load(path):
         raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
     if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
         return _load_csv(path)
+    with open(path, "rb") as fh:    # not loaded: 10^12 entries claimed was "not enough memory"
+        if fh.read(6) == b"\x93NUMPY":
+            raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
+                             "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, "
+                             "X=X, y=y, client=client)")
     _check_npz(path)
     try:
         data = np.load(path, allow_pickle=False)
@@ -245,10 +250,6 @@ def load(path):
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
         raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
                          "CSV must be named *.csv)") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
-                         "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, X=X, "
-                         "y=y, client=client)")
     try:
         with data:
             missing = [k for k in ARRAYS if k not in data.files]
