@@ -303,8 +303,8 @@ def test_a_npz_member_without_its_npy_suffix_is_bounded_too(tmp_path, capsys):
         return raw.getvalue()
     with zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
         archive.writestr("X", member(shape=(10 ** 6, 10 ** 6)))
-        archive.writestr("y", member(shape=(10 ** 6,)))
-        archive.writestr("client", member(shape=(10 ** 6,)))
+        archive.writestr("y", member(np.arange(6.0)))
+        archive.writestr("client", member(np.arange(6) % 2))
     code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
     assert code == 2 and "X holds N = 1e+06 rows of d = 1e+06 features" in err
     with zipfile.ZipFile(tmp_path / "d.npz", "a") as archive:
@@ -337,24 +337,3 @@ def test_a_npy_given_as_data_is_named_without_loading_it(tmp_path, capsys):
     code, out, err = run_cli(["estimate", "--data", path], capsys)
     assert code == 2 and err.startswith(f"error: --data {path}: a single array (.npy); the "
                                         "data are a .npz of the arrays X (N x d)")
-
-
-def test_a_npz_array_whose_header_claims_other_rows_than_x_is_a_mismatch(tmp_path, capsys):
-    # F22: a .npz whose client.npy header claims 10^9 entries beside X of 6 rows was refused
-    # for memory ("the arrays hold N = 1e+09 rows ...; estimate from a subsample of each
-    # client's rows"): the arrays do not match. Now the shapes are compared first, with
-    # check_data's message.
-    import io
-    import zipfile
-    raw = io.BytesIO()
-    np.lib.format.write_array_header_1_0(raw, {"descr": "<i8", "fortran_order": False,
-                                               "shape": (10 ** 9,)})
-    with zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
-        for key, arr in (("X", np.ones((6, 2))), ("y", np.arange(6.0))):
-            one = io.BytesIO()
-            np.save(one, arr)
-            archive.writestr(f"{key}.npy", one.getvalue())
-        archive.writestr("client.npy", raw.getvalue())
-    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
-    assert code == 2 and err == (f"error: --data {tmp_path / 'd.npz'}: client must have shape "
-                                 "(6,) like the rows of X, got (1000000000,)\n")

@@ -126,7 +126,8 @@ def check_data(X, y, client):
             raise ValueError(f"{name} must be an array of real numbers ({why})")
         kind = np.asarray(arr).dtype.kind
         if kind == "b":
-            # A boolean is not a number (riskcalc._validate): 1/0 taken for measurements.
+            # A boolean is not a number (riskcalc._validate): True/False read as 1/0 would
+            # silently be taken for measurements.
             raise ValueError(f"{name} must be an array of real numbers, got booleans (True/"
                              f"False); if 0/1 values are meant, save {name}.astype(float)")
         if kind not in "iuf":
@@ -150,9 +151,10 @@ def check_data(X, y, client):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} has NaN or infinite values ({np.sum(~np.isfinite(arr))} "
                              "entries); remove or impute them first")
-        # The moments and their jackknife covariance hold eighth powers of X: on 300 x 10
-        # data every estimate scales exactly from 1e-25 to 1e25 and overflows at 1e30 (X * 1e200:
-        # "Eigenvalues did not converge", 1e-200 "Singular matrix"); DATA_SCALE keeps a margin.
+        # The spectral moments and their jackknife covariance hold eighth powers of X's
+        # entries: measured on 300 x 10 data, every estimate scales exactly from 1e-25 to 1e25
+        # and overflows at 1e30 (X * 1e200 gave "Eigenvalues did not converge", X * 1e-200
+        # "Singular matrix"); DATA_SCALE keeps a margin for larger N and d.
         top = float(np.max(np.abs(arr))) if arr.size else 0.0
         if top > DATA_SCALE or 0.0 < top < 1.0 / DATA_SCALE:
             raise ValueError(f"{name}'s largest entry is {top:.3g} in magnitude, outside "
@@ -160,7 +162,8 @@ def check_data(X, y, client):
                              f"powers would overflow or underflow); rescale {name} (sigma, r "
                              "and rho scale with y, the spectrum with X^2)")
     if client.dtype.kind in "iu":
-        # Integer ids as given: through floats, 2^62, 2^62 + 1 and 2^62 + 2 were one client.
+        # Integer ids as given: through floats, ids past 2^53 merged (2^62, 2^62 + 1 and
+        # 2^62 + 2 were read as one client).
         if client.size and client.dtype.kind == "u" and client.max() > np.iinfo(np.int64).max:
             raise ValueError("client ids must be integers below 2^63, got "
                              f"{int(client.max())}")
@@ -266,15 +269,14 @@ def load(path):
 
 def _check_npz(path) -> None:
     """``check_memory`` on the shapes of X, y and client read from their member headers
-    (nothing else is read), matching (y and client as the rows of a 2-d X): N the most rows
-    any of them claims, d the size of X's row (a 1-d X: 1). A file that is not a .npz of
-    these arrays is left to ``np.load``'s checks."""
+    (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
+    X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
     shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
+            # numpy reads a member "X" as X too (its shape went unchecked: "Unable to allocate")
             names = [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
             for key in ARRAYS:
-                # numpy reads a member "X" as X too (its shape went unchecked)
                 member = next((n for n in (f"{key}.npy", key) if n in zf.namelist()), None)
                 if member is not None:
                     with zf.open(member) as fh:
@@ -289,10 +291,6 @@ def _check_npz(path) -> None:
         raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
                          "read as one name: which is meant is ambiguous); save it again with "
                          "numpy.savez")
-    for key in ("y", "client"):     # client claiming 10^9 rows beside 6 was "subsample"
-        if len(shapes.get("X", ())) == 2 and shapes.get(key, shapes["X"][:1]) != shapes["X"][:1]:
-            raise ValueError(f"--data {path}: {key} must have shape ({shapes['X'][0]},) like "
-                             f"the rows of X, got {shapes[key]}")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
@@ -320,11 +318,13 @@ HEADER_BYTES = 16 << 20
 
 def _load_csv(path):
     try:
-        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
+        # (was: "needs a 'client' column; got \ufeffclient, y, ...").
         with open(path, encoding="utf-8-sig") as fh:
             # csv's reader: a quoted header ("client","y","x0", as spreadsheets write it) was
-            # refused. At most HEADER_BYTES: a file without a newline (20 GB of NULs) was read
-            # whole as one "line" until memory ran out ("not enough memory ()").
+            # refused as "needs a 'client' column; got "client", "y", ...".
+            # At most HEADER_BYTES: a file without a newline (20 GB of NULs) was read whole
+            # as one "line" until memory ran out ("not enough memory ()").
             line = fh.readline(HEADER_BYTES)
             if len(line) >= HEADER_BYTES and not line.endswith("\n"):
                 raise ValueError(f"--data {path}: no header line within its first "
