@@ -25,6 +25,7 @@ def add_parser(subparsers) -> None:
                    help="client estimates: moments (any n_j) or least squares (every n_j > "
                         "d + 2); auto: least squares when every n_j >= 1.5 d and n_j > d + 2")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    guards.add_budget_option(p)
     p.set_defaults(func=run)
 
 
@@ -32,8 +33,9 @@ def run(args) -> int:
     from riskcalc import estimate as est_mod
 
     # A large data file is read and estimated in tens of seconds (97 MB of CSV: 37 s, silent).
+    limit = guards.max_seconds(args)    # the estimate's time, before its work (its data read)
     with guards.working("riskcalc estimate"):
-        est = est_mod.estimate_file(args.data, route=args.route)
+        est = est_mod.estimate_file(args.data, route=args.route, max_seconds=limit)
     out = est.as_dict()
     if args.json:
         print(guards.dumps(out))

@@ -5,8 +5,9 @@ the theory of the ``estimate`` verb, moment estimators of paper 003's model
 Modules: ``estimator`` (``estimate``, ``estimate_file``; the estimators and their derivation
 in its docstring), ``result`` (``Estimate``, ``gauss_two_atoms``), ``data`` (reading and
 checking the data, the memory bound), ``pairs`` (r_j and ||theta_0|| from pair products, the
-directions' covariance), ``lsq`` (the least-squares route). The public names are imported
-here: ``from riskcalc.estimate import estimate`` as before the package.
+directions' covariance), ``lsq`` (the least-squares route), ``work`` (its time, bounded by
+``max_seconds``). The public names are imported here: ``from riskcalc.estimate import
+estimate`` as before the package.
 """
 
 from riskcalc.estimate.estimator import (ARRAYS, FLAT, GROUPS, LS_RATIO, ROUTES, Estimate,

@@ -28,7 +28,7 @@ import zipfile
 import numpy as np
 
 from riskcalc._validate import _not_real
-from riskcalc._text import decimal
+from riskcalc._text import Underflow, decimal
 
 #: The arrays of a ``.npz`` data file.
 ARRAYS = ("X", "y", "client")
@@ -235,8 +235,13 @@ def load(path):
         raise ValueError(f"--data {path}: no such file")
     if not os.path.isfile(path):
         raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
-    if path.endswith(".csv"):
+    if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
         return _load_csv(path)
+    with open(path, "rb") as fh:    # not loaded: 10^12 entries claimed was "not enough memory"
+        if fh.read(6) == b"\x93NUMPY":
+            raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
+                             "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, "
+                             "X=X, y=y, client=client)")
     _check_npz(path)
     try:
         data = np.load(path, allow_pickle=False)
@@ -245,10 +250,6 @@ def load(path):
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
         raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
                          "CSV must be named *.csv)") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
-                         "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, X=X, "
-                         "y=y, client=client)")
     try:
         with data:
             missing = [k for k in ARRAYS if k not in data.files]
@@ -270,18 +271,26 @@ def _check_npz(path) -> None:
     """``check_memory`` on the shapes of X, y and client read from their member headers
     (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
     X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
-    shapes = {}
+    shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
+            # numpy reads a member "X" as X too (its shape went unchecked: "Unable to allocate")
+            names = [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
             for key in ARRAYS:
-                if f"{key}.npy" in zf.namelist():
-                    with zf.open(f"{key}.npy") as fh:
+                member = next((n for n in (f"{key}.npy", key) if n in zf.namelist()), None)
+                if member is not None:
+                    with zf.open(member) as fh:
                         version = np.lib.format.read_magic(fh)
                         shapes[key] = (np.lib.format.read_array_header_1_0(fh)
                                        if version == (1, 0)
                                        else np.lib.format.read_array_header_2_0(fh))[0]
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
         return
+    twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
+    if twice:
+        raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
+                         "read as one name: which is meant is ambiguous); save it again with "
+                         "numpy.savez")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
@@ -294,7 +303,10 @@ def _array(path, data, key):
     """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
     try:
         return data[key]
-    except ValueError:
+    except ValueError as exc:
+        if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
+            raise ValueError(f"--data {path}: array {key} cannot be read ({exc}): a truncated "
+                             "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
         raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
                          "are not loaded (a pickle can run code); save numeric arrays") from None
@@ -319,6 +331,10 @@ def _load_csv(path):
                                  f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
                                  "header naming a 'client' and a 'y' column and the features)")
             header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
+            # numpy.savetxt's header is "# client,y,...": a commented first line naming both
+            named = [h.strip() for h in line.strip().lstrip("#").split(",")]
+            if line.startswith("#") and "client" in named and "y" in named:
+                header = named
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
@@ -349,6 +365,9 @@ def _load_csv(path):
         raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
     if table.size == 0:
         raise ValueError(f"--data {path}: no data rows under the header")
+    why = None if np.all(np.isfinite(table)) else _bad_line(path, header)   # 1e400 overflows
+    if why:
+        raise ValueError(f"--data {path}: {why}")
     if table.shape[1] != len(header):
         raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
@@ -359,8 +378,9 @@ def _load_csv(path):
 
 
 def _bad_line(path, header):
-    """Where a CSV stops being numeric, as a text editor counts (the header is line 1), or
-    None: numpy's own message counts data rows from 0 in one case and from 1 in another."""
+    """Where a CSV stops being numeric or a number overflows, as a text editor counts (the
+    header is line 1), or None: numpy's own message counts data rows from 0 in one case and
+    from 1 in another."""
     with open(path, encoding="utf-8-sig") as fh:
         next(fh, None)
         for line_no, line in enumerate(fh, 2):
@@ -372,9 +392,14 @@ def _bad_line(path, header):
                 return (f"line {line_no} has {len(cells)} fields, the header "
                         f"{len(header)}")
             for k, cell in enumerate(cells):
+                where = f"line {line_no}, column {k + 1} ({header[k]!r}): {cell.strip()[:40]!r}"
                 try:
-                    decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                    value = decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                except Underflow:
+                    continue                    # a number numpy reads as 0
                 except ValueError:
-                    return (f"line {line_no}, column {k + 1} ({header[k]!r}): "
-                            f"{cell.strip()[:40]!r} is not a number")
+                    return f"{where} is not a number"
+                if np.isinf(value) and "inf" not in cell.lower():
+                    return (f"{where} overflows: beyond the largest float (about 1.8e308), "
+                            "it would be read as infinite; rescale the column")
     return None

@@ -7,7 +7,8 @@ top level), and returns the value checked or raises one ValueError line naming t
 client and the key: ``check_keys`` (duplicate and unknown keys of an object), ``check_number``
 (a finite JSON number in the range of ``riskcalc._validate.RANGES``), ``check_integer``,
 ``check_spec`` (a SPEC's syntax and size, ``file:`` made absolute) and ``check_se`` (the
-standard errors). Nothing is coerced: a string or boolean where a number belongs is an error.
+standard errors). Nothing is coerced: a string or boolean where a number belongs is an error (a
+numpy integer or float, in a dict given to ``from_object``, is the number it holds).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def check_keys(probe, j, obj, allowed, what):
 
 
 def check_number(probe, j, key, value):
+    value = _python(value)
     if isinstance(value, NonFinite):
         raise probe.error(j, f"{key}: {value.problem}" if value.problem else
                           f"{key} must be a finite number, got {value!r}")
@@ -61,6 +63,7 @@ def check_number(probe, j, key, value):
 
 def check_integer(probe, j, key, value, minimum, maximum=MAX_INT):
     # An int is whole, however long (10^400 was 'must be an integer', then its digits).
+    value = _python(value)
     if isinstance(value, NonFinite) or type(value) not in (int, float) or (
             type(value) is float and not (np.isfinite(value) and value == int(value))):
         raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
@@ -74,6 +77,13 @@ def check_integer(probe, j, key, value, minimum, maximum=MAX_INT):
                                 "below 2^53 only: write the integer's digits)" if inexact
                                 else ""))
     return int(value)
+
+
+def _python(value):
+    """A numpy integer or float (``from_object``'s dict built in Python) as the Python number
+    it holds: np.float64(0.5) was refused as "numbers are JSON numbers, not strings or
+    booleans", which every other entry of the API takes. numpy's bool is no number."""
+    return value.item() if isinstance(value, (np.integer, np.floating)) else value
 
 
 def _float(value) -> float:
@@ -97,6 +107,7 @@ def check_spec(probe, j, value, base, seen):
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
     raw = value
     kind, _, arg = value.strip().partition(":")
+    arg = arg.strip()       # "file: x.txt" was joined to the folder as " x.txt"
     if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
         value = "file:" + os.path.join(base, arg)
     if value in seen:

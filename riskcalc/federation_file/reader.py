@@ -43,7 +43,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from riskcalc._validate import RANGES
+from riskcalc._validate import RANGES, flag
 from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
                                              check_se, check_spec)
 from riskcalc.json_strict import kind as _kind
@@ -229,6 +229,8 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     OSError
         The file cannot be opened.
     """
+    if versioned is not None:   # versioned="yes" (or "no") was read as True
+        versioned = flag("versioned (None: either)", versioned)
     try:
         path = os.fsdecode(path)
     except TypeError:

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from riskcalc._validate import file_size
-from riskcalc._text import decimal
+from riskcalc._text import Underflow, decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
 #: file that is not a list of eigenvalues, is refused before it is read.
@@ -23,8 +23,8 @@ MAX_FILE_BYTES = 64 * 2 ** 20
 MAX_TEXT_BYTES = 8 * 2 ** 20
 
 
-def _check_size(path):
-    if path.endswith(".npy"):
+def _check_size(path, npy: bool):
+    if npy:
         file_size(path, MAX_FILE_BYTES, f"spectrum file {path!r}",
                   "a list of eigenvalues (8 million as .npy)")
     else:
@@ -42,33 +42,44 @@ def _regular_file(path) -> None:
 
 
 def _read_ordered(path):
-    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas),
-    keeping a text file's rows: rows of equal length > 1 form a table (a matrix, 2-D), other
-    layouts are a list of numbers."""
+    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas,
+    ``#`` starting a comment), keeping a text file's rows: rows of equal length > 1 form a
+    table (a matrix, 2-D), other layouts are a list of numbers."""
     path = os.fspath(path)
     _regular_file(path)
-    _check_size(path)
+    npy = _is_npy(path)
+    _check_size(path, npy)
     try:
-        if path.endswith(".npy"):
+        if npy:
+            _check_npy_header(path)
             s = np.load(path, allow_pickle=False)
             if not isinstance(s, np.ndarray):
                 raise ValueError("not a single array")
             return s        # its callers refuse complex or boolean values (a cast would not)
         with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
             content = fh.read()
-        rows = [line.replace(",", " ").split() for line in content.split("\n")]
+        # "#" starts a comment, as in a data CSV (numpy.loadtxt's rule): numpy.savetxt writes
+        # its header so (was refused: "line 1: expected numbers ..., got '#'").
+        lines = [line.partition("#")[0] for line in content.split("\n")]
+        rows = [line.replace(",", " ").split() for line in lines]
         # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
         # a character outside plain decimal notation sends the fields to the strict check.
-        if _UNUSUAL.search(content) and _bad_line(rows):
+        if _UNUSUAL.search("\n".join(lines)) and _bad_line(rows):
             raise ValueError(_bad_line(rows))
         try:
             filled = [r for r in rows if r]
             if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
-                return np.array(filled, dtype=float)
-            return np.array([x for r in filled for x in r], dtype=float)
+                values = np.array(filled, dtype=float)
+            else:
+                values = np.array([x for r in filled for x in r], dtype=float)
         except ValueError:
             raise ValueError(_bad_line(rows) or "expected numbers separated by spaces or "
                              "commas") from None
+        if not (values.all() and np.isfinite(values).all()):
+            _refuse_beyond_float(rows)
+        return values
+    except _BeyondFloat as exc:     # 1e-400 was "... got 0.0", 1e400 "... got inf"
+        raise ValueError(f"spectrum file {path!r}: {exc}") from None
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
                          f"{_unreadable(exc)}") from None
@@ -83,11 +94,67 @@ def _bad_line(rows) -> str | None:
         for text in fields:
             try:
                 decimal(text)
+            except Underflow:
+                continue            # a number (``_refuse_beyond_float``)
             except ValueError:
                 shown = text if len(text) <= 8 else text[:6] + "..."
                 return (f"line {number}: expected numbers separated by spaces or commas, got "
                         f"{shown!r}")
     return None
+
+
+def _is_npy(path) -> bool:
+    """Whether ``path`` is named ``.npy`` (any case) or starts as a .npy file does: eig.NPY and
+    a .npy saved under another name were read as text ("not UTF-8 text (byte 0: binary
+    data?)"). A .npz archive is refused saying so."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise ValueError(f"spectrum file {path!r} cannot be read ({exc.strerror})") from None
+    if head.startswith(b"PK\x03\x04") and not path.lower().endswith(".npy"):
+        raise ValueError(f"spectrum file {path!r} is a zip archive (a .npz of several arrays?): "
+                         "save the eigenvalues as one array with numpy.save (.npy)")
+    return path.lower().endswith(".npy") or head == b"\x93NUMPY"
+
+
+def _check_npy_header(path) -> None:
+    """ValueError when a .npy file's header claims more data than the file holds: numpy
+    allocates the claimed array first (10^12 entries: "not enough memory (Unable to allocate
+    7.28 TiB ...)"); a file without numpy's header is left to np.load."""
+    with open(path, "rb") as fh:
+        try:
+            version = np.lib.format.read_magic(fh)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(fh))
+        except (ValueError, EOFError):
+            return              # no .npy header: np.load says why
+        held = os.path.getsize(path) - fh.tell()
+    claimed = float(np.prod(shape, dtype=float)) * dtype.itemsize
+    if not dtype.hasobject and claimed > held:
+        raise ValueError(f"its header claims an array of shape {shape} ({claimed:.3g} bytes) "
+                         f"but the file holds {held} bytes of data (truncated?)")
+
+
+class _BeyondFloat(ValueError):
+    """A number of a spectrum text file that a float cannot hold (``_refuse_beyond_float``)."""
+
+
+def _refuse_beyond_float(rows) -> None:
+    """_BeyondFloat naming the first field of a text file (split into fields) written nonzero
+    but read as 0, or finite but read as infinite, if any."""
+    for number, fields in enumerate(rows, 1):
+        for text in fields:
+            shown = repr(text if len(text) <= 12 else text[:10] + "...")
+            try:
+                value = decimal(text)
+            except Underflow:
+                raise _BeyondFloat(f"line {number}: {shown} underflows: nonzero but below the "
+                                   "smallest positive float (about 4.9e-324), it would be "
+                                   "read as 0, and eigenvalues must be positive") from None
+            if np.isinf(value) and "inf" not in text.lower():
+                raise _BeyondFloat(f"line {number}: {shown} overflows: beyond the largest "
+                                   "float (about 1.8e308), it would be read as infinite")
 
 
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
