@@ -71,8 +71,9 @@ def _values(name: str, text: str) -> list[float]:
             if exact is None:
                 raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
                                  f"{part.strip()!r}")
-            if exact != v:
-                # --n_i 9007199254740993 was read, computed and printed as ...992.
+            if exact != v and part.strip().lstrip("+").isdigit():
+                # --n_i 9007199254740993 was read, computed and printed as ...992; a count in
+                # scientific notation (--N 1e100, the range's end) is a float as any option.
                 raise ValueError(f"--{name} is {COUNTS[name]}: {part.strip()} is not a double "
                                  f"(it reads as {v:.17g}) and the bounds compute in floating "
                                  "point: give a whole number up to 2**53 = 9007199254740992 "
