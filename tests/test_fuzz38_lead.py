@@ -22,3 +22,16 @@ def test_optimal_weights_keep_their_floor_on_every_route():
     # the Euclidean projection: every weight above the floor moved by the same amount
     moved = x[1:3] / x[:m].sum() - p[1:3]
     assert abs(moved[0] - moved[1]) < 1e-15
+
+
+def test_logistic_grid_with_every_point_beyond_the_reach():
+    # A local-ridge grid whose every ||w_i|| lies beyond the Gauss-Hermite reach (signal 0,
+    # r = hypot(10, R) >= 10: figures' p000-fig1-theory) raised numpy's "number sections must
+    # be larger than 0." after the grid was split into parts (h38logi F19); the grid answers
+    # as its points one by one.
+    import riskcalc
+    r = np.array([10.0, 12.0])
+    grid = riskcalc.logistic_limit(gamma=0.5, signal=0.0, r=r, lam=0.1).test_error
+    one = [riskcalc.logistic_limit(gamma=0.5, signal=0.0, r=float(x), lam=0.1).test_error
+           for x in r]
+    assert np.allclose(grid, one, rtol=1e-8, atol=0)

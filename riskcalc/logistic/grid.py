@@ -73,9 +73,10 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
         refuse(at(1.0), max_seconds, f"the logistic grid ({g.size} points, {far.size} beyond "
                f"the Gauss-Hermite reach, ||w_i|| up to {np.max(kappa):.3g})", at,
                fewer="fewer grid points")
+    # (No point within the reach: array_split refuses 0 parts; fuzz38 lead F2.)
+    parts = np.array_split(near, -(-near.size // NEAR_CHUNK)) if near.size else []
     done = np.concatenate([np.zeros(0, bool)] + [
-        _solve_near(part, g, S, rr, lm, kappa, c_e, C, pairs, out)
-        for part in np.array_split(near, -(-near.size // NEAR_CHUNK))])
+        _solve_near(part, g, S, rr, lm, kappa, c_e, C, pairs, out) for part in parts])
     rest = set(np.setdiff1d(np.arange(g.size), near[done]).tolist())
     # One at a time on composite rules, along the grid (boustrophedon order): each from the
     # previous one's solution (``solve_fixed_point``'s start; its continuation when that
