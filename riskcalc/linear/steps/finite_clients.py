@@ -54,7 +54,7 @@ ROUTE = "finite_clients_steps"
 
 
 def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=None,
-                        weights: str = "samples", spectrum=None):
+                        weights: str = "samples", spectrum=None, max_seconds=None):
     """Bias and variance of client 0 of a federation after ``steps`` personalization
     gradient steps from the FedAvg global model over all its clients (module docstring; paper
     003 Sec. 7, Algs. 5-6, with the global model of eq. 6).
@@ -73,6 +73,8 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     weights : {"samples", "uniform"}
     spectrum : Spectrum, optional
         Shared by every client (None: Sigma = I).
+    max_seconds : float, optional
+        The most seconds of the pencils' estimated work (as ``steps_limit``'s).
 
     Returns
     -------
@@ -104,8 +106,11 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)
     converges = np.all(stability(gam, lam_arr, eta, sp)[0])
-    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite, as in
-    # ``spec_clients_steps_limit``; no signal (noise) anywhere: bias (variance) 0 (fuzz38 F11).
+    check_pooled(gam, np.ones(m))          # before the estimate: the reason, not fewer steps
+    quad = converges and sp.is_identity and sp.signal_is_uniform     # else pencils (_steps_at)
+    _check_seconds(sp, [ks[:0] if quad else ks], max_seconds)     # CLI: its timer (fuzz38 F16)
+    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite; no signal
+    # (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
         bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                               converges, targets=[0])
@@ -188,8 +193,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
 
 def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
     """ValueError where the pencils (``steps_group_limits``: one per list of ``pencil_steps``
-    not empty, up to its largest) are estimated beyond ``max_seconds`` (None: no limit).
-    Measured: 700 steps on two atoms took 32 s, with no estimate (fuzz37 unbound F7)."""
+    not empty, up to its largest) are estimated beyond ``max_seconds`` (None: no limit; 700
+    steps on two atoms took 32 s, with no estimate: fuzz37 unbound F7)."""
     if max_seconds is None:
         return
     limit = float(positive("max_seconds", max_seconds, ndim=0))
@@ -206,8 +211,8 @@ def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
                          f"{'s' if len(most) > 1 else ''}, {atoms} spectrum atoms; the cost "
                          "grows like steps^3 x atoms, riskcalc.linear.steps.pencils), over "
                          f"max_seconds = {limit:g}; "
-                         + (f"at most {fits} steps fit, or raise max_seconds" if fits >= 0
-                            else "raise max_seconds"))
+                         + (f"at most {fits} steps fit, or " if fits >= 0 else "")
+                         + "raise max_seconds (in Python; --max-minutes on the command line)")
 
 
 #: abs(ln gamma) below which ``steps.limits.filter_integrals`` integrates the bias without the
@@ -216,11 +221,11 @@ NEAR_ONE = 0.018
 
 
 def near_one(exc, gamma, steps, step_size):
-    """``exc``, or where a client's gamma is near 1 (``NEAR_ONE``) a SolverError
-    saying why and what answers. There the law of S reaches s = 0, where the filter varies on
-    the scale 1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the
-    quadrature's failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said
-    only "the contour rule did not settle" (fuzz37 unbound F4)."""
+    """``exc``, or where a client's gamma is near 1 (``NEAR_ONE``) a SolverError saying why
+    and what answers. There the law of S reaches s = 0, where the filter varies on the scale
+    1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the quadrature's
+    failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said only "the
+    contour rule did not settle" (fuzz37 unbound F4)."""
     g = np.asarray(gamma, dtype=float)
     near = g[np.abs(np.log(g)) < NEAR_ONE]
     if near.size == 0:
@@ -367,10 +372,9 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     return bias, var
 
 
-#: ``identity_steps_group_limits``' last quadratures (key: the inputs they depend on). Between
-#: the draws of ``riskcalc.advise.uncertainty.bootstrap`` only the estimates of r_j, sigma_j
-#: (and rho_j) change, gamma_j = d / n_j and the weights do not: one quadrature for all the
-#: draws (50 x 31 advise runs of tests/test_advise_uncertainty.py: 1600 quadratures -> 50).
+#: ``identity_steps_group_limits``' last quadratures (key: their inputs): the draws of
+#: ``riskcalc.advise.uncertainty.bootstrap`` change r_j, sigma_j (rho_j), not gamma_j or the
+#: weights (50 x 31 advise runs of tests/test_advise_uncertainty.py: 1600 quadratures -> 50).
 _LAST = {}
 
 

@@ -1,0 +1,43 @@
+"""Issue 32, fuzz38 (steps2): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from tests.helpers import run_cli
+
+TWO_POINT = "two-point:1,4,0.3"
+STEPS_600 = ["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1", "--steps", "600",
+             "--step-size", "0.1", "--spectrum", TWO_POINT, "--max-minutes", "0.05"]
+
+
+@pytest.mark.parametrize("federation", [["--clients", "4"], ["--clients-file", "FILE"]])
+def test_cli_steps_from_a_finite_m_model_estimate_within_max_minutes(federation, tmp_path,
+                                                                     capsys):
+    """F16: ``predict ftfa --steps 600 --step-size 0.1 --clients 4 --spectrum two-point:1,4,0.3
+    --max-minutes 0.05`` (or a clients file) ran its pencils (~17 s) until the --max-minutes
+    timer stopped it with the generic "stopped at the --max-minutes limit"; the estimate of
+    ``steps_limit(max_seconds=...)`` was not given the limit. Now refused before solving,
+    naming the steps that fit and --max-minutes."""
+    path = tmp_path / "fed.json"
+    path.write_text('[{"gamma": 1, "r": 1, "sigma": 1}]')
+    argv = STEPS_600 + [str(path) if a == "FILE" else a for a in federation]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "600 steps from the finite-M model need pencils estimated" in err, err
+    assert "at most 332 steps fit" in err and "--max-minutes on the command line" in err, err
+
+
+def test_per_client_steps_take_max_seconds():
+    """F16: ``clients_steps_limit`` (the route of a clients file) had no ``max_seconds``."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    kw = dict(gamma=[2.0, 1.0], r=1.0, sigma=1.0, step_size=0.1, spectrum=TWO_POINT)
+    with pytest.raises(ValueError, match=r"at most 332 steps fit, or raise max_seconds"):
+        clients_steps_limit("ftfa", steps=600, max_seconds=3, **kw)
+    # Sigma = I and a convergent step: quadrature, no pencils to bound.
+    bias, var = clients_steps_limit("ftfa", **{**kw, "spectrum": None}, steps=1000,
+                                    max_seconds=1e-9)
+    assert np.isfinite(bias) and np.isfinite(var)
+    # Pooled N <= d is the reason given, before any estimate.
+    with pytest.raises(ValueError, match="pooled N > d"):
+        clients_steps_limit("ftfa", **{**kw, "gamma": [2.0, 3.0]}, steps=600, max_seconds=3)
