@@ -41,3 +41,43 @@ def test_per_client_steps_take_max_seconds():
     # Pooled N <= d is the reason given, before any estimate.
     with pytest.raises(ValueError, match="pooled N > d"):
         clients_steps_limit("ftfa", **{**kw, "gamma": [2.0, 3.0]}, steps=600, max_seconds=3)
+
+
+@pytest.mark.parametrize("spectrum, lam", [(None, 0.0), (TWO_POINT, 0.5)])
+def test_a_step_at_the_stability_edge_converges(spectrum, lam):
+    """F17: eta (lam + x_hi) = 2 exactly was "gradient descent diverges, and the risk grows
+    without bound in steps, like 1^(2 k)" (converges false), yet after 1e6 steps the value
+    equalled the converged limit: abs(1 - eta (lam + s)) = 1 only at s = x_hi, which carries no
+    mass of the limiting law of S. Now converges, with a note saying so (also on the finite-M
+    route, and 2 to rounding: x_hi is rounded differently on different routes)."""
+    import riskcalc
+    from riskcalc.linear.engine import weighted_mp
+    from riskcalc.spectrum import as_spectrum
+
+    sp = as_spectrum(spectrum) or riskcalc.Spectrum.identity()
+    eta = 2.0 / (lam + weighted_mp.support_edges(2.0, sp)[1])
+    kw = dict(gamma=2.0, r=1.0, sigma=1.0, spectrum=spectrum, **({"lam": lam} if lam else {}))
+    method = "rtfa" if lam else "ftfa"
+    res = riskcalc.steps_limit(method, steps=1000, step_size=eta, **kw)
+    assert res.converges is True and "at the stability edge" in res.notes[0], res.notes
+    assert res.risk == pytest.approx(riskcalc.limit(method, **kw).risk, rel=1e-5)
+    if spectrum is None:
+        ftfa = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=10 ** 6,
+                                    step_size=eta)
+        assert ftfa.risk == pytest.approx(1.5, rel=1e-9) and ftfa.converges is True
+        # One ulp over x_hi (as (1 + sqrt 2)^2 rounds it), from 4 clients: the same.
+        e = float(np.nextafter(eta, 1.0))
+        fin = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=10 ** 4,
+                                   step_size=e, clients=4)
+        assert fin.converges is True and "stability edge" in fin.notes[0]
+        assert fin.risk == pytest.approx(riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=1.0,
+                                                        clients=4).risk, rel=1e-7)
+
+
+def test_the_rounds_route_takes_the_same_edge():
+    """F17: FTFA after the rounds (``ftfa_stability``) said eta top < 2 converges."""
+    from riskcalc.linear.dynamics.personalize import ftfa_stability
+
+    top = (1.0 + np.sqrt(2.0)) ** 2
+    assert ftfa_stability([2.0], 1000, 2.0 / top)[0].all()
+    assert not ftfa_stability([2.0], 1000, 2.0001 / top)[0].any()

@@ -92,8 +92,8 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     steps : int or array_like of int
         Number of gradient steps k >= 0.
     step_size : float or array_like
-        eta > 0. The iterates converge when eta (lam + (1 + sqrt(gamma))^2) < 2; beyond, the
-        risk grows with k (a note says so).
+        eta > 0. The limits converge when eta (lam + (1 + sqrt(gamma))^2) <= 2 (at 2, a note);
+        beyond, the risk grows with k (a note says so).
     spectrum : Spectrum, optional
         Eigenvalue distribution of Sigma (default identity); the direction of theta must be
         uniform (``signal_weights`` left at their default).
