@@ -81,3 +81,25 @@ def test_the_rounds_route_takes_the_same_edge():
     top = (1.0 + np.sqrt(2.0)) ** 2
     assert ftfa_stability([2.0], 1000, 2.0 / top)[0].all()
     assert not ftfa_stability([2.0], 1000, 2.0001 / top)[0].any()
+
+
+@pytest.mark.parametrize("kw, said, flags", [
+    (dict(steps=0), "steps needs step_size", "--steps needs --step-size"),
+    (dict(step_size=0.1), "step_size is only used with steps",
+     "--step-size is only used with --steps")])
+def test_python_steps_options_are_named_as_python_arguments(kw, said, flags, capsys):
+    """F18: ``compare_method("ftfa", ..., steps=0)`` said "--steps needs --step-size" (and
+    ``sweep`` alike), naming command-line options to a Python caller; the command line keeps
+    its own names."""
+    from montecarlo.compare import compare_method
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+
+    with pytest.raises(ValueError, match=f"^{said}$"):
+        compare_method("ftfa", gamma=2.0, r=1.0, sigma=1.0, d=20, reps=2, **kw)
+    with pytest.raises(ValueError, match=f"^{said}$"):
+        sweep("ftfa", gamma=[2.0], r=[1.0], sigma=[1.0], setting=Setting(d=20), reps=2, **kw)
+    argv = ["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1", "--d", "20",
+            "--reps", "2"] + [f"--{k.replace('_', '-')}={v}" for k, v in kw.items()]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and err == f"error: {flags}\n", err
