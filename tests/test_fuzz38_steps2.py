@@ -103,3 +103,26 @@ def test_python_steps_options_are_named_as_python_arguments(kw, said, flags, cap
             "--reps", "2"] + [f"--{k.replace('_', '-')}={v}" for k, v in kw.items()]
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and err == f"error: {flags}\n", err
+
+
+def test_steps_near_gamma_one_beyond_the_contour_are_refused_up_front(monkeypatch):
+    """F19: gamma 1.001 on two-point:1,4,0.3 after 1e6 steps of 0.1 ran its contour to 32768
+    nodes (20 s) and was refused; so were 0.999 and 1.0001 (13-19 s). Near gamma = 1 but not
+    at it the lower edge x_lo > 0 lies inside the contour around [0, x_hi], and the rule
+    settles from nodes x (rho - 1) ~ 22-88 (not 11-18): none answered below 56 / 32768. Such
+    a contour is now skipped at once; gamma = 1 itself (answered at 1e6 steps in 6.5 s) and
+    6e5 steps (4 s) still run the rule (stubbed here: it takes seconds)."""
+    import riskcalc
+    from riskcalc.linear.engine import weighted_mp
+
+    ran = []
+    monkeypatch.setattr(weighted_mp, "contour_integrals",
+                        lambda *a, **kw: ran.append(kw["foci"]) or [0.5, 0.5])
+    kw = dict(r=1.0, sigma=1.0, step_size=0.1, spectrum=TWO_POINT)
+    for gamma in (1.001, 0.999, 1.0001):
+        with pytest.raises(riskcalc.SolverError, match=r"near gamma = 1 .*fewer steps"):
+            riskcalc.steps_limit("ftfa", gamma=gamma, steps=10 ** 6, **kw)
+    assert ran == []
+    riskcalc.steps_limit("ftfa", gamma=1.0, steps=10 ** 6, **kw)
+    riskcalc.steps_limit("ftfa", gamma=1.001, steps=6 * 10 ** 5, **kw)
+    assert len(ran) == 2
