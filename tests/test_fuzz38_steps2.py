@@ -126,3 +126,16 @@ def test_steps_near_gamma_one_beyond_the_contour_are_refused_up_front(monkeypatc
     riskcalc.steps_limit("ftfa", gamma=1.0, steps=10 ** 6, **kw)
     riskcalc.steps_limit("ftfa", gamma=1.001, steps=6 * 10 ** 5, **kw)
     assert len(ran) == 2
+
+
+@pytest.mark.parametrize("method, lam, said", [("ftfa", 0.5, "method ftfa does not take lam"),
+                                               ("rtfa", None, "method rtfa needs lam")])
+def test_per_client_steps_take_lam_as_the_method_does(method, lam, said):
+    """F20: ``clients_steps_limit("ftfa", ..., lam=0.5)`` answered, lam silently ignored, and
+    ``clients_steps_limit("rtfa")`` without lam answered as lam = 0 (FTFA's numbers), where
+    ``steps_limit`` and every ClientSpec refuse both."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    with pytest.raises(ValueError, match=said):
+        clients_steps_limit(method, gamma=[2.0] * 3, r=1.0, sigma=1.0, steps=5, step_size=0.1,
+                            lam=lam)

@@ -69,7 +69,8 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     step_size : float
         eta > 0.
     lam : float or sequence of float, optional
-        RTFA's penalty (per client or shared; only the target's enters the steps).
+        RTFA's penalty (per client or shared; only the target's enters the steps); required
+        for RTFA, refused for FTFA.
     weights : {"samples", "uniform"}
     spectrum : Spectrum, optional
         Shared by every client (None: Sigma = I).
@@ -88,6 +89,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     if method not in METHODS:
         raise ValueError(f"finite steps from a finite-M global model are implemented for "
                          f"{', '.join(METHODS)}; got {method!r}")
+    if (lam is None) == (method == "rtfa"):     # as ClientSpec (was ignored, or 0; steps2 F20)
+        raise ValueError("method rtfa needs lam" if lam is None else
+                         "method ftfa does not take lam (it takes r)")
     k = integers("steps", steps)
     eta = float(positive("step_size", step_size, ndim=0))    # an array: TypeError (F12)
     raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
