@@ -139,3 +139,17 @@ def test_per_client_steps_take_lam_as_the_method_does(method, lam, said):
     with pytest.raises(ValueError, match=said):
         clients_steps_limit(method, gamma=[2.0] * 3, r=1.0, sigma=1.0, steps=5, step_size=0.1,
                             lam=lam)
+
+
+@pytest.mark.parametrize("verb", ["compare", "sweep"])
+def test_compare_and_sweep_refuse_a_route_with_steps(verb, tmp_path, capsys):
+    """F21: ``compare ftfa ... --steps 5 --step-size 0.1 --route closed`` (and sweep) ignored
+    --route silently (the finite-step limit has one route), where predict refuses it; now
+    refused before simulating. The converged fallback of a method without a finite-step limit
+    (fedavg, with a note) still takes its route."""
+    argv = [verb, "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1", "--d", "20", "--reps",
+            "2", "--steps", "5", "--step-size", "0.1", "--route", "closed", "--no-progress"]
+    out_file = tmp_path / "rows.csv"
+    code, out, err = run_cli(argv + (["--out", out_file] if verb == "sweep" else []), capsys)
+    assert code == 2 and "route 'closed' does not apply with steps (--route with --steps)" \
+        in err and not out_file.exists(), err
