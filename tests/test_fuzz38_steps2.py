@@ -153,3 +153,27 @@ def test_compare_and_sweep_refuse_a_route_with_steps(verb, tmp_path, capsys):
     code, out, err = run_cli(argv + (["--out", out_file] if verb == "sweep" else []), capsys)
     assert code == 2 and "route 'closed' does not apply with steps (--route with --steps)" \
         in err and not out_file.exists(), err
+
+
+def test_steps_diverging_only_on_another_client_take_the_quadrature(tmp_path, capsys):
+    """F22: ``predict ftfa --gamma 0.5 --clients-file [gamma 8] --steps 2000 --step-size 0.3``
+    was refused ("2000 steps ... need 6.41e+07 entries in memory"): the step diverges on the
+    other client (0.3 x 14.7 > 2), which takes no steps, yet it sent the target (0.3 x 2.9,
+    convergent) to the pencils. Now the target's stability chooses, and the quadrature
+    computes the target only: the pencils' values to 1e-12 where both answer."""
+    from riskcalc import Spectrum
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
+
+    kw = dict(gamma=[0.5, 8.0], r=[1.0, 2.0], sigma=[1.0, 0.5], lam=[0.2, 0.2], step_size=0.3)
+    b, v = clients_steps_limit("rtfa", steps=[5, 60], **kw)
+    pb, pv = steps_group_limits("rtfa", *(np.array(kw[k]) for k in ("gamma", "r", "sigma")),
+                                np.ones(2), np.array(kw["lam"]), "samples",
+                                Spectrum.identity(), 60, 0.3, targets=[0])
+    np.testing.assert_allclose([b, v], [pb[0, [5, 60]], pv[0, [5, 60]]], rtol=1e-12)
+    path = tmp_path / "others.json"
+    path.write_text('[{"gamma": 8, "r": 1, "sigma": 1}]')
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                              "--steps", "2000", "--step-size", "0.3", "--clients-file", path,
+                              "--json"], capsys)
+    assert code == 0 and '"converges": true' in out, err
+

@@ -15,7 +15,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, fed
 
 
 def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_steps: int,
-                                step_size: float, ks=None):
+                                step_size: float, ks=None, targets=None):
     """``steps_group_limits`` for Sigma = I (every group a target; paper 003,
     ``003_4b976ddf5225c17e.txt``, Sec. 7, Algs. 5-6, from eq. 6's global model), by quadrature
     instead of pencils: every trace of the module docstring is then one Marchenko-Pastur
@@ -26,11 +26,12 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
     steps (the pencils' like groups x steps^2), in blocks of bounded memory; ``ks`` (integers
     >= 0): the steps to compute instead of every k <= ``max_steps`` (one k = 1000 then costs
-    about what one k = 1 does).
+    about what one k = 1 does). ``targets``: the groups to compute (default all; the others
+    take no steps, and a step divergent on them does not enter).
 
     Returns
     -------
-    bias, variance : ndarray (groups, max_steps + 1), or (groups, len(ks))
+    bias, variance : ndarray (targets, max_steps + 1), or (targets, len(ks))
 
     Raises
     ------
@@ -47,18 +48,21 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
     ks = np.arange(int(max_steps) + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
     eta = float(step_size)
-    bias, var = np.empty((gam.size, ks.size)), np.empty((gam.size, ks.size))
-    blocks = list(kappa.blocks(gam.size, 8 * ks.size * 512))
+    rows = np.arange(gam.size) if targets is None else np.asarray(targets, dtype=int).ravel()
+    bias, var = np.empty((rows.size, ks.size)), np.empty((rows.size, ks.size))
+    blocks = list(kappa.blocks(rows.size, 8 * ks.size * 512))
     # The traces depend on the groups' gamma, weights and lam, not on r or sigma: kept for
     # the next call with the same (``_LAST``).
-    key = (method, eta, ks.tobytes(), gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes())
+    key = (method, eta, ks.tobytes(), gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes(),
+           rows.tobytes())
     quadratures = _LAST.get(key)
     if quadratures is None:
-        quadratures = [_step_quadrature(method, gam, p, u, lam, ks, eta, blk) for blk in blocks]
+        quadratures = [_step_quadrature(method, gam, p, u, lam, ks, eta, rows[blk])
+                       for blk in blocks]
         _LAST.clear()
         _LAST[key] = quadratures
     for blk, (J, own) in zip(blocks, quadratures):
-        idx = np.repeat(np.arange(gam.size)[blk], ks.size)
+        idx = np.repeat(rows[blk], ks.size)
         b, v = assemble(r[idx], sigma[idx], gam[idx], p[idx], count[idx], g, D[idx],
                         var_b[idx], Eb[idx], Ev[idx], J, gam[idx] * own, totals=totals)
         bias[blk], var[blk] = b.reshape(-1, ks.size), v.reshape(-1, ks.size)
@@ -73,8 +77,8 @@ _LAST = {}
 
 def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
     """The target traces J and own of ``identity_steps_group_limits`` (its docstring) for the
-    groups ``blk`` and every k of ``ks``, read-only arrays (kept in ``_LAST``)."""
-    idx = np.repeat(np.arange(gam.size)[blk], ks.size)
+    groups ``blk`` (indices) and every k of ``ks``, read-only arrays (kept in ``_LAST``)."""
+    idx = np.repeat(blk, ks.size)
     kk = np.tile(ks, idx.size // ks.size)[:, None]
 
     def traces(s, P, U, L, kk):
