@@ -177,3 +177,20 @@ def test_steps_diverging_only_on_another_client_take_the_quadrature(tmp_path, ca
                               "--json"], capsys)
     assert code == 0 and '"converges": true' in out, err
 
+
+
+def test_compare_prints_no_relative_difference_below_the_rounding(tmp_path, capsys):
+    """F23: ``compare ftfa --gamma 0.5 --clients-file [gamma 8] --global federated --steps
+    2000 --step-size 0.3`` printed the bias (predicted 8.6e-50, simulated 1.4e-15: rounding)
+    with rel.diff "+1580558158698619694099971682785558528.000%"; a prediction below 1e-12
+    of the risk now has n/a there, as a prediction of 0 has."""
+    path = tmp_path / "others.json"
+    path.write_text('[{"gamma": 8, "r": 1, "sigma": 1}]')
+    code, out, err = run_cli(["compare", "ftfa", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                              "--d", "30", "--reps", "2", "--steps", "2000", "--step-size",
+                              "0.3", "--clients-file", path, "--global", "federated",
+                              "--no-progress"], capsys)
+    bias = next(line for line in out.splitlines() if line.strip().startswith("bias"))
+    assert code == 0 and bias.split()[-2] == "n/a" and "%" not in bias, out
+    risk = next(line for line in out.splitlines() if line.strip().startswith("risk"))
+    assert risk.split()[-2].endswith("%"), out
