@@ -194,3 +194,12 @@ def test_compare_prints_no_relative_difference_below_the_rounding(tmp_path, caps
     assert code == 0 and bias.split()[-2] == "n/a" and "%" not in bias, out
     risk = next(line for line in out.splitlines() if line.strip().startswith("risk"))
     assert risk.split()[-2].endswith("%"), out
+
+
+def test_divergence_note_of_a_step_past_the_floats(capsys):
+    """F24: ``predict ftfa --steps 5 --step-size 1e308`` noted "step_size * (lam + top of the
+    spectrum of S) = inf > 2 ... like inf^(2 k)": the product overflowed; it now says more
+    than 1.8e+308 (the values print overflow, as before)."""
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1",
+                              "--steps", "5", "--step-size", "1e308"], capsys)
+    assert code == 0 and "= more than 1.8e+308 > 2" in out and "inf^" not in out, out

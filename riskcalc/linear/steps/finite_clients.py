@@ -272,10 +272,14 @@ def stability(gamma, lam, eta, spectrum):
             "edge, which has no mass in the limit, the risk converges (slowly); at finite d the "
             "top eigenvalue of S can exceed it (Tracy-Widom), and gradient descent diverges",)
     if not np.all(converges):
+        # step_size 1e308 said "= inf > 2 ... like inf^(2 k)" (fuzz38 steps2 F24).
+        big = np.isinf(np.max(q))
+        shown, base = (("more than 1.8e+308", "(more than 1.8e+308)") if big else
+                       (shown_apart(np.max(q + 1), 2.0), shown_apart(np.max(q), 1.0)))
         return converges, (
-            f"step_size * (lam + top of the spectrum of S) = {shown_apart(np.max(q + 1), 2.0)}"
-            " > 2: gradient descent diverges, and the risk grows without bound in steps, like "
-            f"{shown_apart(np.max(q), 1.0)}^(2 k) (a k-th power); a value past the "
+            f"step_size * (lam + top of the spectrum of S) = {shown} > 2: gradient descent "
+            f"diverges, and the risk grows without bound in steps, like {base}^(2 k) (a k-th "
+            "power); a value past the "
             "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
             "no value here is a usable model",)
     return converges, ()
