@@ -29,6 +29,7 @@ from threadpoolctl import threadpool_limits
 
 import figures
 import figures.linear as fl
+import montecarlo.linear.decomposition as dm
 import montecarlo.linear.measure as mm
 from figures.core import Context
 from montecarlo.compare import replicate_task, spec_to_dict
@@ -36,7 +37,7 @@ from montecarlo.compare import replicate_task, spec_to_dict
 FIGURES = ("p003-thm4-pfedme", "p003-thm3-maml", "p003-thm2-rtfa")
 
 
-class OldDecomposition(mm.Decomposition):
+class OldDecomposition(dm.Decomposition):
     """The previous decomposition: always the n x n eigenproblem of X X^T."""
 
     def __init__(self, X, s):
@@ -150,12 +151,12 @@ def main(argv=None):
         points, full_reps = figure_points(fig_id)
         olds, news = old_tasks(points, args.reps), new_tasks(points, args.reps)
         with threadpool_limits(1):
-            saved = mm.Decomposition, mm._accumulate
-            mm.Decomposition, mm._accumulate = OldDecomposition, old_accumulate
+            saved = dm.Decomposition, mm._accumulate
+            dm.Decomposition, mm._accumulate = OldDecomposition, old_accumulate
             try:
                 t_old, r_old = run(olds)
             finally:
-                mm.Decomposition, mm._accumulate = saved
+                dm.Decomposition, mm._accumulate = saved
             t_new, r_new = run(news)
         a, b = values(olds, r_old, points, args.reps), values(news, r_new, points, args.reps)
         rel = np.max(np.abs(a - b) / np.abs(a))

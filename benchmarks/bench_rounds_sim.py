@@ -67,7 +67,7 @@ def fixed_points(ds):
 
 
 def stability():
-    from montecarlo.linear.measure import decompose
+    from montecarlo.linear.decomposition import decompose
     from montecarlo.linear.rounds import sample_designs
     from montecarlo.linear.rounds_fedavg import fedavg_conditional
     from montecarlo.linear.rounds_columns import client_basis

@@ -4,8 +4,9 @@ A federated replicate decomposes every client's X_j X_j^T (``montecarlo.linear.m
 MAML-FL (paper 003, ``003_4b976ddf5225c17e.txt``, eq. 12) over M = 1000 clients of n = d/gamma
 samples. OpenBLAS's second thread gains nothing on such small problems and, when the machine
 is busy (joblib workers, other jobs), waking it can cost milliseconds per call.
-``montecarlo.linear.measure.decompose`` therefore limits BLAS to one thread (``threadpoolctl``) for
-Gram matrices up to ``SMALL_GRAM``; setting ``SMALL_GRAM = 0`` restores the default (baseline).
+``montecarlo.linear.decomposition.decompose`` therefore limits BLAS to one thread
+(``threadpoolctl``) for Gram matrices up to ``SMALL_GRAM``; setting ``SMALL_GRAM = 0`` restores
+the default (baseline).
 
 For each configuration, prints the best and median over ``--repeat`` interleaved runs of one
 ``measure`` call (decompositions + global model + risk; with d <= ``SMALL_GRAM`` the limited
@@ -30,6 +31,7 @@ import time
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_info
 
+import montecarlo.linear.decomposition as dm
 import montecarlo.linear.measure as mm
 from montecarlo.linear.instances import Setting, sample_instance
 from riskcalc import ClientSpec
@@ -55,17 +57,17 @@ def worker_threads(n_jobs):
 def compare_once(inst, method, tuning, repeat):
     """Baseline and limited runs interleaved ``repeat`` times (so that both see the same
     background load); prints the best and the median of each."""
-    modes = {"baseline (default threads)": 0, "limited (1 thread)": mm.SMALL_GRAM}
+    modes = {"baseline (default threads)": 0, "limited (1 thread)": dm.SMALL_GRAM}
     times = {label: {"decompositions": [], "measure": []} for label in modes}
     for _ in range(repeat):
         for label, small in modes.items():
-            saved, mm.SMALL_GRAM = mm.SMALL_GRAM, small
+            saved, dm.SMALL_GRAM = dm.SMALL_GRAM, small
             try:
                 times[label]["decompositions"].append(
-                    timed(lambda: mm.decompose(inst.X, inst.s, eager_v=True)))
+                    timed(lambda: dm.decompose(inst.X, inst.s, eager_v=True)))
                 times[label]["measure"].append(timed(lambda: mm.measure(inst, method, [tuning])))
             finally:
-                mm.SMALL_GRAM = saved
+                dm.SMALL_GRAM = saved
     for label, t in times.items():
         print(f"  {label:<28} " + "   ".join(
             f"{k} best {min(v):7.3f} s, median {statistics.median(v):7.3f} s"

@@ -56,12 +56,12 @@ def check_run(reps, kind, steps, step_size):
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None:
         steps = positive_int("steps", steps, minimum=0)
-        if step_size is None:
-            raise ValueError("--steps needs --step-size")
+        if step_size is None:   # Python's names (was "--steps needs --step-size"; fuzz38 F18)
+            raise ValueError("steps needs step_size")
         # One number (an array was a TypeError from float(); fuzz38 steps F13).
         step_size = float(as_array("step size", step_size, low=0.0, low_open=True, ndim=0))
     elif step_size is not None:
-        raise ValueError("--step-size is only used with --steps")
+        raise ValueError("step_size is only used with steps")
     return reps, steps, step_size
 
 

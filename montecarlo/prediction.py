@@ -37,6 +37,11 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
 
 def _predicted(spec: ClientSpec, route: str, steps, step_size, setting) -> riskcalc.LimitResult:
     """``predicted`` with the target's ratio as simulated."""
+    if steps is not None and finite_steps.supports(spec) and route != "auto":
+        # Was ignored silently, where predict refuses it (fuzz38 steps2 F21).
+        raise ValueError(f"route {route!r} does not apply with steps (--route with --steps): "
+                         "the finite-step limit has one route, the spectral integral of "
+                         "riskcalc.steps_limit")
     if setting is not None and federated(spec, setting):
         if steps is None:
             return federated_limit(spec, setting, route)

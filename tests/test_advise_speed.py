@@ -14,8 +14,8 @@ from riskcalc.linear.finite_clients import own as finite_clients_own
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.identity import rtfa_risks
 from riskcalc.linear.finite_clients.own import own_group_limits
-from riskcalc.linear.steps.finite_clients import (identity_steps_group_limits,
-                                                  steps_group_limits)
+from riskcalc.linear.steps.finite_clients import steps_group_limits
+from riskcalc.linear.steps.identity import identity_steps_group_limits
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 

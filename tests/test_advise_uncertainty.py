@@ -242,7 +242,7 @@ def test_draws_share_the_steps_quadrature(monkeypatch):
     """FTFA's steps under Sigma = I (``identity_steps_group_limits``): the traces depend on
     gamma and the weights, not on r or sigma, so a draw (other r, sigma) reuses the last
     quadrature: one quadrature for two federations, the same numbers as solved afresh."""
-    import riskcalc.linear.steps.finite_clients as steps
+    import riskcalc.linear.steps.identity as steps
     from riskcalc.advise import tune
 
     calls = []

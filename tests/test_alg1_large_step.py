@@ -12,7 +12,7 @@ import pytest
 from scipy.integrate import quad
 
 import riskcalc
-from montecarlo.linear.measure import decompose
+from montecarlo.linear.decomposition import decompose
 from montecarlo.linear.rounds import simulate_rounds
 from montecarlo.linear.rounds_columns import client_basis
 from montecarlo.linear.rounds_propagate import Propagation

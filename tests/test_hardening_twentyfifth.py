@@ -58,7 +58,7 @@ def test_divergence_note_just_past_the_stability_edge(capsys):
     from riskcalc.cli import main
 
     res = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=10, step_size=0.3432)
-    assert "= 2.0003 >= 2" in res.notes[0] and "like 1.0003^(2 k)" in res.notes[0]
+    assert "= 2.0003 > 2" in res.notes[0] and "like 1.0003^(2 k)" in res.notes[0]
     assert main(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "1", "--rounds",
                  "5", "--local-steps", "1", "--local-step-size", "0.1", "--signal", "1",
                  "--global-step", "1e-8"]) == 0

@@ -140,7 +140,7 @@ def test_summarize_interval():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(reps=1), "reps"),
-    (dict(steps=3), "step-size"),
+    (dict(steps=3), "step_size"),
     (dict(kind="exact"), "measure"),
 ])
 def test_bad_input(kwargs, message):

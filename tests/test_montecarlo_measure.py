@@ -9,6 +9,7 @@ from montecarlo.linear.estimators import (ESTIMATORS, fit, get_estimator, global
                                           pfedme_joint)
 from montecarlo.linear.algorithms import fine_tune
 from montecarlo.linear.instances import Setting, sample_instance
+import montecarlo.linear.decomposition as dm
 import montecarlo.linear.measure as mm
 from montecarlo.linear.measure import measure, measure_many
 
@@ -100,11 +101,11 @@ def test_measure_many_is_measure_per_method(kind, glob, shape, monkeypatch):
     for steps, step_size in ((None, None), (3, 0.1)):
         alone = [measure(inst, m, t, kind=kind, steps=steps, step_size=step_size)
                  for m, t in requests]
-        made, real, systems, accumulate = [], mm.Decomposition, [], mm._accumulate
-        monkeypatch.setattr(mm, "Decomposition", lambda X, s: made.append(X) or real(X, s))
+        made, real, systems, accumulate = [], dm.Decomposition, [], mm._accumulate
+        monkeypatch.setattr(dm, "Decomposition", lambda X, s: made.append(X) or real(X, s))
         monkeypatch.setattr(mm, "_accumulate", lambda *a: systems.append(1) or accumulate(*a))
         many = measure_many(inst, requests, kind=kind, steps=steps, step_size=step_size)
-        monkeypatch.setattr(mm, "Decomposition", real)
+        monkeypatch.setattr(dm, "Decomposition", real)
         monkeypatch.setattr(mm, "_accumulate", accumulate)
         assert len(made) == (sh["clients"] if glob == "federated" else 1)
         # One global model for FedAvg, FTFA and RTFA (eq. 6), one each for MAML-FL and pFedMe.

@@ -10,7 +10,8 @@ import pytest
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.linear.estimators import global_model, pfedme_joint
 from montecarlo.linear.instances import Instance
-from montecarlo.linear.measure import decompose, measure
+from montecarlo.linear.decomposition import decompose
+from montecarlo.linear.measure import measure
 from montecarlo.experiments.objectives import ClientLosses
 from montecarlo.linear.rounds import sample_designs, sample_draw
 from montecarlo.linear.rounds_fedavg import fedavg_conditional

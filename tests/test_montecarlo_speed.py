@@ -8,6 +8,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import riskcalc
+import montecarlo.linear.decomposition as dm
 import montecarlo.linear.measure as mm
 from figures.core import Context
 from figures.linear import simulate
@@ -23,7 +24,7 @@ def _blas_threads():
 @pytest.mark.parametrize("n, d", [(30, 12), (12, 12), (7, 12), (40, 5)])
 def test_decomposition_both_paths(n, d):
     X = np.random.default_rng(n * d).standard_normal((n, d))
-    dec = mm.Decomposition(X, np.ones(d))
+    dec = dm.Decomposition(X, np.ones(d))
     k = min(n, d)
     assert dec.mu.shape == (k,) and dec.U.shape == (n, k) and dec.V.shape == (k, d)
     np.testing.assert_allclose(dec.mu, np.linalg.eigvalsh(X @ X.T / n)[-k:], rtol=1e-10)
@@ -34,7 +35,7 @@ def test_decomposition_both_paths(n, d):
 
 def test_accumulate_equals_general_products():
     rng = np.random.default_rng(0)
-    decs = [mm.Decomposition(rng.standard_normal((n, 8)), np.ones(8)) for n in (5, 20, 8)]
+    decs = [dm.Decomposition(rng.standard_normal((n, 8)), np.ones(8)) for n in (5, 20, 8)]
     weights = [[rng.random(dec.mu.size), -rng.random(dec.mu.size)] for dec in decs]
     got = mm._accumulate(decs, weights)
     for q in range(2):
@@ -52,7 +53,7 @@ def test_center_terms_equal_dense_matrices(gamma, weight):
     setting = Setting(d=14, clients=4, global_model="federated", gammas=(1.5, 3.0),
                       rs=(0.4, 2.0), sigmas=(0.2, 1.1), weights="samples")
     inst = sample_instance(spec, setting, 2, 1)
-    decs = mm.decompose(inst.X, inst.s, eager_v=True)
+    decs = dm.decompose(inst.X, inst.s, eager_v=True)
     t, s, d, r, a0 = decs[0], inst.s, inst.d, inst.r[0], inst.a[0]
     om = [get_estimator(weight).global_weight(dec.mu, 0.3) for dec in decs]
     W = t.V.T / np.sqrt(t.nmu)
@@ -81,20 +82,20 @@ def test_small_decompositions_use_one_blas_thread(monkeypatch):
 def _small_decompositions_use_one_blas_thread(monkeypatch):
     before = _blas_threads()
     seen = []
-    real = mm.Decomposition
+    real = dm.Decomposition
 
     def spy(X, s):
         seen.append(_blas_threads())
         return real(X, s)
 
-    monkeypatch.setattr(mm, "Decomposition", spy)
+    monkeypatch.setattr(dm, "Decomposition", spy)
     rng = np.random.default_rng(1)
-    mm.decompose([rng.standard_normal((6, 9)) for _ in range(3)], np.ones(9))
+    dm.decompose([rng.standard_normal((6, 9)) for _ in range(3)], np.ones(9))
     assert seen == [1, 1, 1]
     assert _blas_threads() == before  # restored afterwards
     seen.clear()
-    monkeypatch.setattr(mm, "SMALL_GRAM", 0)
-    mm.decompose([rng.standard_normal((6, 9))], np.ones(9))
+    monkeypatch.setattr(dm, "SMALL_GRAM", 0)
+    dm.decompose([rng.standard_normal((6, 9))], np.ones(9))
     assert seen == [before]
 
 

@@ -112,7 +112,7 @@ def test_memory_is_estimated_before_allocating():
 
 
 def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
-    # d = 600 is above montecarlo.linear.measure.SMALL_GRAM, where BLAS would otherwise thread in
+    # d = 600 is above montecarlo.linear.decomposition.SMALL_GRAM, where BLAS would otherwise thread in
     # this process but not in the workers; one BLAS thread per task makes the bits agree. Two
     # threads in this process, as a user has them (the suite runs on one: conftest.py). At
     # gamma = 0.8 (n = 750) every client's Gram matrix is above SMALL_GRAM as well (at gamma = 2,

@@ -19,19 +19,18 @@ matrices (the Woodbury/push-through form; no d x d inverse per lam). A client wi
 samples than dimensions (n > d) is decomposed through X^T X instead, which has the same positive
 eigenvalues (a d x d problem, not n x n). The federated global model is one d x d system
 accumulated from stacked blocks of U^T X_j by symmetric rank-k updates, never one d x d matrix
-per client. Small decompositions run with one BLAS thread (``decompose``). ``measure_many``
-measures several methods on one instance from one decomposition of each client.
+per client. Small decompositions run with one BLAS thread (``montecarlo.linear.decomposition``).
+``measure_many`` measures several methods on one instance from one decomposition of each client.
 """
 
 from __future__ import annotations
 
-import copy
 from contextlib import nullcontext
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
 
+from montecarlo.linear import decomposition
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Instance
 from montecarlo.runner.threads import small_blas
@@ -42,113 +41,6 @@ KINDS = ("conditional", "empirical")
 # Rows of U_j^T X_j stacked per GEMM when accumulating the global system: large enough for BLAS
 # efficiency, small enough to keep the stacked block in cache-friendly memory.
 _CHUNK_ROWS = 4096
-
-# Decompositions whose Gram matrix (min(n, d) square) is at most this size, and the whole
-# measurement when d is at most this size, run with a single BLAS thread (montecarlo.runner.threads);
-# larger problems (e.g. one client at d = 1600, benchmarks/bench_linear.py) keep the library's
-# threads.
-SMALL_GRAM = 512
-
-
-def decompose(Xs, s, eager_v: bool = False) -> list:
-    """``Decomposition`` of every design in ``Xs`` (one BLAS thread when they are small, see
-    ``SMALL_GRAM``); ``eager_v`` also forms each V = U^T X in that loop."""
-    small = min(min(X.shape) for X in Xs) <= SMALL_GRAM
-    with small_blas() if small else nullcontext():
-        decs = [Decomposition(X, s) for X in Xs]
-        if eager_v:
-            for dec in decs:
-                dec.V
-    return decs
-
-
-class Decomposition:
-    """X X^T / n = U diag(mu) U^T restricted to mu > 0, for one client (paper 003, Sec. 2).
-
-    Parameters
-    ----------
-    X : ndarray (n, d)
-        Design, in the eigenbasis of Sigma.
-    s : ndarray (d,)
-        Eigenvalues of Sigma.
-
-    Attributes
-    ----------
-    mu : ndarray (k,)
-        Positive eigenvalues of X X^T / n (k = rank X).
-    U : ndarray (n, k)
-        Their eigenvectors (for n > d computed from those of X^T X, on first use).
-    V : ndarray (k, d)
-        U^T X.
-    """
-
-    def __init__(self, X: np.ndarray, s: np.ndarray):
-        self.X, self.s = X, s
-        n, d = X.shape
-        self.n = n
-        self._U = self._V = self._R = None
-        if n <= d:
-            # X^T is F-ordered, so dsyrk forms X X^T (upper triangle) without copying X; half
-            # the flops of a general product.
-            ev, U = sla.eigh(dsyrk(1.0, X.T, trans=1), lower=False, driver="evd",
-                             overwrite_a=True, check_finite=False)
-            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
-            self.mu, self._U = ev[keep] / n, U[:, keep]
-        else:
-            # More samples than dimensions: X^T X (d x d, again by dsyrk on the F-ordered X^T)
-            # has the same positive eigenvalues n mu; with its eigenvectors R, U = X R
-            # diag(n mu)^(-1/2) and V = U^T X = diag(sqrt(n mu)) R^T, so the n x n problem is
-            # never formed (a d x d eigendecomposition instead of an n x n one).
-            ev, R = sla.eigh(dsyrk(1.0, X.T, trans=0), lower=False, driver="evd",
-                             overwrite_a=True, check_finite=False)
-            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
-            self.mu, self._R = ev[keep] / n, R[:, keep]
-            self._V = np.sqrt(ev[keep])[:, None] * self._R.T
-
-    @property
-    def U(self) -> np.ndarray:
-        """Eigenvectors (n, k) of X X^T / n for the eigenvalues mu."""
-        if self._U is None:
-            self._U = (self.X @ self._R) / np.sqrt(self.nmu)
-        return self._U
-
-    @property
-    def V(self) -> np.ndarray:
-        """U^T X (k, d) = diag(sqrt(n mu)) W^T."""
-        if self._V is None:
-            self._V = self.U.T @ self.X
-        return self._V
-
-    @property
-    def nmu(self) -> np.ndarray:
-        return self.n * self.mu
-
-    @property
-    def sigma_diag(self) -> np.ndarray:
-        """diag(W^T Sigma W): the Sigma-mass of each data direction (1 for Sigma = I)."""
-        if np.all(self.s == 1.0):
-            return np.ones_like(self.mu)
-        return (self.V ** 2 @ self.s) / self.nmu
-
-    def fresh(self) -> "Decomposition":
-        """This eigendecomposition without the products formed after it (U or V): ``proj`` and
-        ``lift`` take a route that depends on whether V exists, so a method measured on it
-        computes exactly what it computes on a new ``Decomposition``."""
-        view = copy.copy(self)
-        if self._R is None:
-            view._V = None
-        else:
-            view._U = None
-        return view
-
-    def proj(self, theta: np.ndarray) -> np.ndarray:
-        """U^T X theta."""
-        return self.U.T @ (self.X @ theta) if self._V is None else self._V @ theta
-
-    def lift(self, z: np.ndarray) -> np.ndarray:
-        """X^T U z."""
-        return self.X.T @ (self.U @ z) if self._V is None else self._V.T @ z
-
 
 def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
             steps: int | None = None, step_size: float | None = None) -> dict:
@@ -209,13 +101,13 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     if steps is not None and (step_size is None or step_size <= 0):
         raise ValueError("personalization steps need a step size > 0")
     federated = [inst.federated and est.centered for est, _ in ests]
-    # At d <= SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
+    # At d <= decomposition.SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
     # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
     # and loses far more on a busy one (benchmarks/bench_threads.py).
-    with small_blas() if inst.d <= SMALL_GRAM else nullcontext():
+    with small_blas() if inst.d <= decomposition.SMALL_GRAM else nullcontext():
         # The federated global model needs every client (V formed in the decomposition's
         # loop); a method centered at the oracle only the target.
-        decs = decompose(inst.X if any(federated) else inst.X[:1], inst.s,
+        decs = decomposition.decompose(inst.X if any(federated) else inst.X[:1], inst.s,
                          eager_v=any(federated))
         centers = []
         return [_measure(inst, est, tunings, kind, steps, step_size, fed,

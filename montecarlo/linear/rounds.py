@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from montecarlo.linear.instances import require_memory, sample_size
-from montecarlo.linear.measure import KINDS, decompose
+from montecarlo.linear.decomposition import decompose
+from montecarlo.linear.measure import KINDS
 from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
 from montecarlo.linear.rounds_inputs import rounds_params, sample_sizes
 from montecarlo.linear.rounds_columns import (client_basis, draw_columns, propagation_flops,

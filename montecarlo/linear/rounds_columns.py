@@ -16,7 +16,7 @@ import numpy as np
 
 def client_basis(dec):
     """(R, mu): S = X^T X / n = R diag(mu) R^T from a
-    ``montecarlo.linear.measure.Decomposition``."""
+    ``montecarlo.linear.decomposition.Decomposition``."""
     return dec.V.T / np.sqrt(dec.nmu), dec.mu
 
 

@@ -292,6 +292,9 @@ def simulation_options(args) -> None:
         positive_int("--steps", args.steps, minimum=0)
     if args.step_size is not None:
         as_array("--step-size", args.step_size, low=0.0, low_open=True, ndim=0)
+    if (args.steps is None) != (args.step_size is None):    # Python's check_run says steps=
+        raise ValueError("--steps needs --step-size" if args.step_size is None
+                         else "--step-size is only used with --steps")
     if args.df is not None:
         as_array("--df", args.df, low=4.0, low_open=True, ndim=0)
     unused_options(args.method, args.global_model,

@@ -199,10 +199,11 @@ def _finite_clients_steps(args, spec, fed, weights):
         # Also the one error for a method without a steps limit.
         return riskcalc.spec_steps_limit(spec, args.steps, args.step_size,
                                          clients=args.clients or len(fed["gamma"]),
-                                         weights=weights)
+                                         weights=weights, max_seconds=guards.max_seconds(args))
     bias, var = finite_clients_steps.clients_steps_limit(
         spec.method, **fed, lam=float(spec.lam) if spec.method == "rtfa" else None,
-        steps=args.steps, step_size=args.step_size, weights=weights, spectrum=spec.spectrum)
+        steps=args.steps, step_size=args.step_size, weights=weights, spectrum=spec.spectrum,
+        max_seconds=guards.max_seconds(args))
     params = {**spec.params(), "steps": args.steps, "step_size": args.step_size,
               "clients": len(fed["gamma"]), "weights": weights}
     converges, notes = finite_clients_steps.stability(spec.gamma, spec.penalty, args.step_size,

@@ -48,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, positive, real
+from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 
@@ -94,13 +95,15 @@ FTFA_GROWTH_DIGITS = 250
 
 def ftfa_stability(gam, k: int, eta: float, top=None):
     """(converges, overflows): per client, whether FTFA's k gradient steps of size eta from the
-    server model converge (eta times the top of its sample spectrum below 2: the convention of
+    server model converge (eta times the top of its sample spectrum at most 2: the convention of
     ``riskcalc.steps_limit``, at any k), and whether their growth (1 - eta s)^(2k) at that top
     exceeds 1e``FTFA_GROWTH_DIGITS`` (the client's risk is then reported as inf, JSON null).
     ``top``: per client (under a covariance spectrum); default (1 + sqrt gamma_j)^2 (Sigma =
     I)."""
     top = (1.0 + np.sqrt(np.asarray(gam, float))) ** 2 if top is None else np.asarray(top, float)
-    return eta * top < 2.0, ftfa_growth_digits(k, eta, top) > FTFA_GROWTH_DIGITS
+    # At 2 (to rounding) it converges (fuzz38 steps2 F17, ``steps.finite_clients.stability``).
+    return (eta * top <= 2.0 * (1.0 + weighted_mp.EDGE_RTOL),
+            ftfa_growth_digits(k, eta, top) > FTFA_GROWTH_DIGITS)
 
 
 def ftfa_growth_digits(k: int, eta: float, top):

@@ -50,6 +50,9 @@ MAX_POWER_ROUNDING = 1e-6
 MAX_ENTRIES = 2 ** 24
 #: Nodes of ``contour_integrals``' first rule (doubled until it settles).
 FIRST_NODES = 32
+#: A step with eta (lam + x_hi) within EDGE_RTOL (relative) of 2 is AT the stability edge:
+#: x_hi's rounding (``support_edges`` and (1 + sqrt(gamma))^2 differ by an ulp at gamma 2).
+EDGE_RTOL = 8 * np.finfo(float).eps
 
 
 def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:

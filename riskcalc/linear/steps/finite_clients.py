@@ -25,7 +25,8 @@ Checks (tests): k = 0 is FedAvg at finite M, k -> infinity the finite-M limits o
 ``finite_clients.sigma``, M -> infinity the oracle steps limits of ``steps.limits``, M = 1 with
 gamma < 1 the steps from the client's own least squares (which they keep), Sigma = I against
 Marchenko-Pastur quadrature of the filters, and simulation of the federated pipeline followed by
-k steps (``montecarlo``). Cost: ``pencils``.
+k steps (``montecarlo``). Cost: ``pencils``; for Sigma = I with convergent steps, quadrature
+instead (``riskcalc.linear.steps.identity``).
 """
 
 from __future__ import annotations
@@ -36,14 +37,13 @@ from riskcalc._validate import as_array, integers, parameter, positive, positive
 from riskcalc._text import shown_apart
 from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
-from riskcalc.linear.engine import kappa, weighted_mp
-from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
-                                                     sources, subordination, summands)
-from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.engine import weighted_mp
+from riskcalc.linear.finite_clients.identity import check_pooled
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape
 from riskcalc.linear.steps import pencils
+from riskcalc.linear.steps.identity import identity_steps_group_limits
 from riskcalc.linear.steps.pencils import step_traces
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -54,7 +54,7 @@ ROUTE = "finite_clients_steps"
 
 
 def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=None,
-                        weights: str = "samples", spectrum=None):
+                        weights: str = "samples", spectrum=None, max_seconds=None):
     """Bias and variance of client 0 of a federation after ``steps`` personalization
     gradient steps from the FedAvg global model over all its clients (module docstring; paper
     003 Sec. 7, Algs. 5-6, with the global model of eq. 6).
@@ -69,10 +69,13 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     step_size : float
         eta > 0.
     lam : float or sequence of float, optional
-        RTFA's penalty (per client or shared; only the target's enters the steps).
+        RTFA's penalty (per client or shared; only the target's enters the steps); required
+        for RTFA, refused for FTFA.
     weights : {"samples", "uniform"}
     spectrum : Spectrum, optional
         Shared by every client (None: Sigma = I).
+    max_seconds : float, optional
+        The most seconds of the pencils' estimated work (as ``steps_limit``'s).
 
     Returns
     -------
@@ -86,6 +89,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     if method not in METHODS:
         raise ValueError(f"finite steps from a finite-M global model are implemented for "
                          f"{', '.join(METHODS)}; got {method!r}")
+    if (lam is None) == (method == "rtfa"):     # as ClientSpec (was ignored, or 0; steps2 F20)
+        raise ValueError("method rtfa needs lam" if lam is None else
+                         "method ftfa does not take lam (it takes r)")
     k = integers("steps", steps)
     eta = float(positive("step_size", step_size, ndim=0))    # an array: TypeError (F12)
     raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
@@ -103,9 +109,14 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     weights = finite_clients.check_weights(weights)
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)
-    converges = np.all(stability(gam, lam_arr, eta, sp)[0])
-    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite, as in
-    # ``spec_clients_steps_limit``; no signal (noise) anywhere: bias (variance) 0 (fuzz38 F11).
+    # The target's: the others take no steps (a step divergent on them was refused for memory
+    # on the pencils from 1023 steps; fuzz38 steps2 F22).
+    converges = np.all(stability(gam[:1], lam_arr[:1], eta, sp)[0])
+    check_pooled(gam, np.ones(m))          # before the estimate: the reason, not fewer steps
+    quad = converges and sp.is_identity and sp.signal_is_uniform     # else pencils (_steps_at)
+    _check_seconds(sp, [ks[:0] if quad else ks], max_seconds)     # CLI: its timer (fuzz38 F16)
+    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite; no signal
+    # (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
         bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                               converges, targets=[0])
@@ -124,12 +135,10 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     result, the same at any number of steps)."""
     if converges and spectrum.is_identity and spectrum.signal_is_uniform:
         try:
-            bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
-                                                    int(ks[-1]), eta, ks=ks)
+            return identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
+                                               int(ks[-1]), eta, ks=ks, targets=targets)
         except SolverError as exc:
             raise near_one(exc, gam, ks[-1], eta) from None
-        i = slice(None) if targets is None else np.asarray(targets, dtype=int)
-        return bias[i], var[i]
     bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
                                    int(ks[-1]), eta, targets=targets)
     return bias[:, ks], var[:, ks]
@@ -188,8 +197,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
 
 def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
     """ValueError where the pencils (``steps_group_limits``: one per list of ``pencil_steps``
-    not empty, up to its largest) are estimated beyond ``max_seconds`` (None: no limit).
-    Measured: 700 steps on two atoms took 32 s, with no estimate (fuzz37 unbound F7)."""
+    not empty, up to its largest) are estimated beyond ``max_seconds`` (None: no limit; 700
+    steps on two atoms took 32 s, with no estimate: fuzz37 unbound F7)."""
     if max_seconds is None:
         return
     limit = float(positive("max_seconds", max_seconds, ndim=0))
@@ -206,8 +215,8 @@ def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
                          f"{'s' if len(most) > 1 else ''}, {atoms} spectrum atoms; the cost "
                          "grows like steps^3 x atoms, riskcalc.linear.steps.pencils), over "
                          f"max_seconds = {limit:g}; "
-                         + (f"at most {fits} steps fit, or raise max_seconds" if fits >= 0
-                            else "raise max_seconds"))
+                         + (f"at most {fits} steps fit, or " if fits >= 0 else "")
+                         + "raise max_seconds (in Python; --max-minutes on the command line)")
 
 
 #: abs(ln gamma) below which ``steps.limits.filter_integrals`` integrates the bias without the
@@ -216,11 +225,11 @@ NEAR_ONE = 0.018
 
 
 def near_one(exc, gamma, steps, step_size):
-    """``exc``, or where a client's gamma is near 1 (``NEAR_ONE``) a SolverError
-    saying why and what answers. There the law of S reaches s = 0, where the filter varies on
-    the scale 1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the
-    quadrature's failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said
-    only "the contour rule did not settle" (fuzz37 unbound F4)."""
+    """``exc``, or where a client's gamma is near 1 (``NEAR_ONE``) a SolverError saying why
+    and what answers. There the law of S reaches s = 0, where the filter varies on the scale
+    1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the quadrature's
+    failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said only "the
+    contour rule did not settle" (fuzz37 unbound F4)."""
     g = np.asarray(gamma, dtype=float)
     near = g[np.abs(np.log(g)) < NEAR_ONE]
     if near.size == 0:
@@ -236,15 +245,17 @@ def near_one(exc, gamma, steps, step_size):
 
 def stability(gamma, lam, eta, spectrum):
     """Whether gradient descent of step ``eta`` on the ridge objective converges, and the note
-    of a step past the edge: eta (lam + x_hi) < 2 with x_hi the top of the limiting spectrum of
+    of a step past the edge: eta (lam + x_hi) <= 2 with x_hi the top of the limiting spectrum of
     S (Silverstein-Choi edge, ``weighted_mp.support_edges``; (1 + sqrt(gamma))^2 for Sigma = I).
+    At the edge abs(1 - eta (lam + s)) = 1 at s = x_hi only, which carries no mass (that law
+    has a density apart from its atom at 0): the limits converge, with a note.
 
     Returns
     -------
     converges : bool or ndarray of bool
         Of the broadcast shape of the arguments.
     notes : tuple of str
-        One note when any point diverges (the same at any number of steps).
+        One note when any point diverges (the same at any number of steps) or is at the edge.
     """
     sp = _spectrum(spectrum)
     gamma = np.asarray(gamma, dtype=float)
@@ -252,13 +263,23 @@ def stability(gamma, lam, eta, spectrum):
     top = np.array([weighted_mp.support_edges(float(x), sp)[1] for x in values])
     top = top[where].reshape(gamma.shape)
     q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
-    converges = q < 1
+    # q = 1 was "diverges" where 1e6 steps gave the limit (fuzz38 steps2 F17).
+    converges = q <= 1.0 + 2.0 * weighted_mp.EDGE_RTOL
     converges = bool(converges) if converges.ndim == 0 else converges
-    if np.any(q >= 1):
+    if np.all(converges) and np.any(q >= 1.0 - 2.0 * weighted_mp.EDGE_RTOL):
         return converges, (
-            f"step_size * (lam + top of the spectrum of S) = {shown_apart(np.max(q + 1), 2.0)}"
-            " >= 2: gradient descent diverges, and the risk grows without bound in steps, like "
-            f"{shown_apart(np.max(q), 1.0)}^(2 k) (a k-th power); a value past the "
+            "step_size * (lam + top of the spectrum of S) = 2 (to rounding): at the stability "
+            "edge, which has no mass in the limit, the risk converges (slowly); at finite d the "
+            "top eigenvalue of S can exceed it (Tracy-Widom), and gradient descent diverges",)
+    if not np.all(converges):
+        # step_size 1e308 said "= inf > 2 ... like inf^(2 k)" (fuzz38 steps2 F24).
+        big = np.isinf(np.max(q))
+        shown, base = (("more than 1.8e+308", "(more than 1.8e+308)") if big else
+                       (shown_apart(np.max(q + 1), 2.0), shown_apart(np.max(q), 1.0)))
+        return converges, (
+            f"step_size * (lam + top of the spectrum of S) = {shown} > 2: gradient descent "
+            f"diverges, and the risk grows without bound in steps, like {base}^(2 k) (a k-th "
+            "power); a value past the "
             "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
             "no value here is a usable model",)
     return converges, ()
@@ -314,86 +335,3 @@ def steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, max
     p, g = fed["p"][i][col], gam[i][col]
     var = sigma[i][col] ** 2 * (own + 2 * p * g * (tk - t3) + p * g * t3) + cv2[col] * t2
     return bias, var
-
-
-def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_steps: int,
-                                step_size: float, ks=None):
-    """``steps_group_limits`` for Sigma = I (every group a target; paper 003,
-    ``003_4b976ddf5225c17e.txt``, Sec. 7, Algs. 5-6, from eq. 6's global model), by quadrature
-    instead of pencils: every trace of the module docstring is then one Marchenko-Pastur
-    integral of a rational function of S_i, R_k(s) = (lam + s q(s)^k) / (s + lam) (q^k for
-    FTFA) against the subordination of ``finite_clients.identity`` (the target traces J of its
-    ``assemble``: tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2),
-    tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)) and the oracle
-    variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
-    steps (the pencils' like groups x steps^2), in blocks of bounded memory; ``ks`` (integers
-    >= 0): the steps to compute instead of every k <= ``max_steps`` (one k = 1000 then costs
-    about what one k = 1 does).
-
-    Returns
-    -------
-    bias, variance : ndarray (groups, max_steps + 1), or (groups, len(ks))
-
-    Raises
-    ------
-    ValueError
-        For pooled N <= d.
-    SolverError
-        If a fixed point or the quadrature does not converge.
-    """
-    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
-    check_pooled(gam, count)
-    lam = lam if method == "rtfa" else np.zeros_like(lam)
-    p, g, x, u, var_r = subordination(gam, count, weights)
-    D, var_b, Eb, Ev = sources("fedavg", gam, lam, p, x, u, var_r)[:4]
-    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
-    ks = np.arange(int(max_steps) + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
-    eta = float(step_size)
-    bias, var = np.empty((gam.size, ks.size)), np.empty((gam.size, ks.size))
-    blocks = list(kappa.blocks(gam.size, 8 * ks.size * 512))
-    # The traces depend on the groups' gamma, weights and lam, not on r or sigma: kept for
-    # the next call with the same (``_LAST``).
-    key = (method, eta, ks.tobytes(), gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes())
-    quadratures = _LAST.get(key)
-    if quadratures is None:
-        quadratures = [_step_quadrature(method, gam, p, u, lam, ks, eta, blk) for blk in blocks]
-        _LAST.clear()
-        _LAST[key] = quadratures
-    for blk, (J, own) in zip(blocks, quadratures):
-        idx = np.repeat(np.arange(gam.size)[blk], ks.size)
-        b, v = assemble(r[idx], sigma[idx], gam[idx], p[idx], count[idx], g, D[idx],
-                        var_b[idx], Eb[idx], Ev[idx], J, gam[idx] * own, totals=totals)
-        bias[blk], var[blk] = b.reshape(-1, ks.size), v.reshape(-1, ks.size)
-    return bias, var
-
-
-#: ``identity_steps_group_limits``' last quadratures (key: the inputs they depend on). Between
-#: the draws of ``riskcalc.advise.uncertainty.bootstrap`` only the estimates of r_j, sigma_j
-#: (and rho_j) change, gamma_j = d / n_j and the weights do not: one quadrature for all the
-#: draws (50 x 31 advise runs of tests/test_advise_uncertainty.py: 1600 quadratures -> 50).
-_LAST = {}
-
-
-def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
-    """The target traces J and own of ``identity_steps_group_limits`` (its docstring) for the
-    groups ``blk`` and every k of ``ks``, read-only arrays (kept in ``_LAST``)."""
-    idx = np.repeat(np.arange(gam.size)[blk], ks.size)
-    kk = np.tile(ks, idx.size // ks.size)[:, None]
-
-    def traces(s, P, U, L, kk):
-        qk = (1.0 - eta * (s + L)) ** kk
-        # RTFA at lam = 0 is FTFA: (L + s q^k) / (s + L) is 0 / 0 at s = 0, which mp_expect
-        # took as 0 on the null space (R = 1 there): bias 0.299 for 2.424 at gamma 2, 3 clients
-        # (fuzz36 xroute F4).
-        R = qk if method == "ftfa" else np.where(L == 0, qk, (L + s * qk) / (s + L))
-        # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
-        # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
-        return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
-                (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
-                R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
-
-    *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
-    J = np.array(J)
-    J.setflags(write=False)
-    own.setflags(write=False)
-    return J, own

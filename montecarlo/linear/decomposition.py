@@ -1,0 +1,122 @@
+"""Each client's eigendecomposition X X^T / n = U diag(mu) U^T, from which
+``montecarlo.linear.measure`` measures every estimator (paper 003, Sec. 2; that module's
+docstring says how): ``Decomposition`` for one client, ``decompose`` for several (one BLAS
+thread when they are small).
+"""
+
+from __future__ import annotations
+
+import copy
+from contextlib import nullcontext
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg.blas import dsyrk
+
+from montecarlo.runner.threads import small_blas
+
+# Decompositions whose Gram matrix (min(n, d) square) is at most this size, and the whole
+# measurement when d is at most this size, run with a single BLAS thread
+# (montecarlo.runner.threads); larger problems (e.g. one client at d = 1600, benchmarks/bench_linear.py) keep the library's
+# threads.
+SMALL_GRAM = 512
+
+
+def decompose(Xs, s, eager_v: bool = False) -> list:
+    """``Decomposition`` of every design in ``Xs`` (one BLAS thread when they are small, see
+    ``SMALL_GRAM``); ``eager_v`` also forms each V = U^T X in that loop."""
+    small = min(min(X.shape) for X in Xs) <= SMALL_GRAM
+    with small_blas() if small else nullcontext():
+        decs = [Decomposition(X, s) for X in Xs]
+        if eager_v:
+            for dec in decs:
+                dec.V
+    return decs
+
+
+class Decomposition:
+    """X X^T / n = U diag(mu) U^T restricted to mu > 0, for one client (paper 003, Sec. 2).
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+        Design, in the eigenbasis of Sigma.
+    s : ndarray (d,)
+        Eigenvalues of Sigma.
+
+    Attributes
+    ----------
+    mu : ndarray (k,)
+        Positive eigenvalues of X X^T / n (k = rank X).
+    U : ndarray (n, k)
+        Their eigenvectors (for n > d computed from those of X^T X, on first use).
+    V : ndarray (k, d)
+        U^T X.
+    """
+
+    def __init__(self, X: np.ndarray, s: np.ndarray):
+        self.X, self.s = X, s
+        n, d = X.shape
+        self.n = n
+        self._U = self._V = self._R = None
+        if n <= d:
+            # X^T is F-ordered, so dsyrk forms X X^T (upper triangle) without copying X; half
+            # the flops of a general product.
+            ev, U = sla.eigh(dsyrk(1.0, X.T, trans=1), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._U = ev[keep] / n, U[:, keep]
+        else:
+            # More samples than dimensions: X^T X (d x d, again by dsyrk on the F-ordered X^T)
+            # has the same positive eigenvalues n mu; with its eigenvectors R, U = X R
+            # diag(n mu)^(-1/2) and V = U^T X = diag(sqrt(n mu)) R^T, so the n x n problem is
+            # never formed (a d x d eigendecomposition instead of an n x n one).
+            ev, R = sla.eigh(dsyrk(1.0, X.T, trans=0), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._R = ev[keep] / n, R[:, keep]
+            self._V = np.sqrt(ev[keep])[:, None] * self._R.T
+
+    @property
+    def U(self) -> np.ndarray:
+        """Eigenvectors (n, k) of X X^T / n for the eigenvalues mu."""
+        if self._U is None:
+            self._U = (self.X @ self._R) / np.sqrt(self.nmu)
+        return self._U
+
+    @property
+    def V(self) -> np.ndarray:
+        """U^T X (k, d) = diag(sqrt(n mu)) W^T."""
+        if self._V is None:
+            self._V = self.U.T @ self.X
+        return self._V
+
+    @property
+    def nmu(self) -> np.ndarray:
+        return self.n * self.mu
+
+    @property
+    def sigma_diag(self) -> np.ndarray:
+        """diag(W^T Sigma W): the Sigma-mass of each data direction (1 for Sigma = I)."""
+        if np.all(self.s == 1.0):
+            return np.ones_like(self.mu)
+        return (self.V ** 2 @ self.s) / self.nmu
+
+    def fresh(self) -> "Decomposition":
+        """This eigendecomposition without the products formed after it (U or V): ``proj`` and
+        ``lift`` take a route that depends on whether V exists, so a method measured on it
+        computes exactly what it computes on a new ``Decomposition``."""
+        view = copy.copy(self)
+        if self._R is None:
+            view._V = None
+        else:
+            view._U = None
+        return view
+
+    def proj(self, theta: np.ndarray) -> np.ndarray:
+        """U^T X theta."""
+        return self.U.T @ (self.X @ theta) if self._V is None else self._V @ theta
+
+    def lift(self, z: np.ndarray) -> np.ndarray:
+        """X^T U z."""
+        return self.X.T @ (self.U @ z) if self._V is None else self._V.T @ z
