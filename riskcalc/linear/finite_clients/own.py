@@ -213,6 +213,8 @@ def _newton(gam, p, count, phi, mean_phi):
     q = p * mean_phi
     try:
         scale = float(np.sum(count * q))       # solve_g starts at g = 1: weights summing to 1
+        if not 0.0 < scale < np.inf:           # a flat objective (tau(phi(S)) = 0): no start
+            return None
         g = solve_g(gam, q / scale, count) / scale
     except (ValueError, SolverError):
         return None
