@@ -32,7 +32,6 @@ def _record(monkeypatch, methods, lbfgs=True):
     L-BFGS-B route (``weights.optimize``), as at 1000 clients."""
     if lbfgs:
         monkeypatch.setattr(advise_mod.wopt, "NEWTON_MAX", 0)
-        monkeypatch.setattr(advise_mod.wopt, "SLSQP_MAX", 0)
     calls = []
     real = advise_mod.wopt.optimize
 

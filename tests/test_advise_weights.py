@@ -84,7 +84,7 @@ def _remembered(fun):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_newton_weights_no_worse_than_scipy_with_exact_gradients(seed, monkeypatch):
     """The optimal weights of ``simplex_newton`` (what advise uses up to ``NEWTON_MAX``
-    variables) against scipy's SLSQP / L-BFGS-B given the same exact gradients (what advise
+    variables) against scipy's L-BFGS-B given the same exact gradients (what advise
     used before): every pipeline's optimal mean risk no higher, to rounding (1e-12
     relative), on random federations (gamma in [0.05, 6], r in [0, 2.5], sigma in [0, 2])."""
     rng = np.random.default_rng(seed)

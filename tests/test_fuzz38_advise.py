@@ -161,7 +161,7 @@ def test_optimal_candidates_name_the_gain_stop():
     assert any("stopped once 3 iterations in a row lowered the mean risk by at most 1e-10"
                in n for n in notes["optimal"])
     assert not any("L-BFGS-B" in n for n in notes["samples"] + notes["uniform"])
-    assert wopt.gain_note(300, 0, lambda p, x: None) == ()
+    assert wopt.gain_note(wopt.NEWTON_MAX, 0, lambda p, x: None) == ()
     assert wopt.gain_note(20, 20, None) == ()
 
 

@@ -6,8 +6,8 @@ measured time), times ``SAFETY``:
 
 * Sigma = I (exact gradients of the mean risk, ``weights``): the whole pipeline as
   a + b M + c M^2, fitted to the pinned federations of ``benchmarks/bench_advise.py`` (5, 100,
-  1000, 10,000 clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at
-  most ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the
+  1000, 10,000 clients; until session 38 plus 7e-4 M s for scipy's SLSQP, which the optimal
+  weights no longer use with exact gradients). Measured / estimated: 0.4-0.9 (the
   long side is the small federations, where the fit is mostly a). MAML-FL grows faster than
   M (2026-11-29, one thread, load 7-10, gamma in [0.3, 3], r and sigma in [0.1, 2], after
   the gain stop of ``weights``): 0.72 / 2.2 / 62.5 s at 100 / 1000 / 10,000 clients (the code
@@ -49,7 +49,7 @@ measured time), times ``SAFETY``:
   a + b M, at most a cap) times the seconds of one gradient
   (``SHIFT_GRADIENT``, a + b M + c M^2: one O(M^2) pass and 3 T + 2 or 3 of O(M), T = 3
   types). Measured (one thread, load 3-4): gradient calls FedAvg 20 / 45 / 140 / 108, FTFA
-  29 / 48 / 96 / 107, RTFA 113 / 210 / 209 / 169 at 10 / 30 / 100 / 1000 clients (SLSQP or
+  29 / 48 / 96 / 107, RTFA 113 / 210 / 209 / 169 at 10 / 30 / 100 / 1000 clients (then SLSQP or
   ``simplex_newton`` up to 300 variables, L-BFGS-B beyond and for RTFA); seconds per gradient
   FedAvg 0.005 / 0.009 / 0.15, FTFA 0.023 / 0.025 / 0.19, RTFA 0.029 / 0.033 / 0.22 at 10 /
   100 / 1000 clients. Whole pipelines at 1000 clients: FedAvg 16.5 s, FTFA 21.1 s, RTFA
@@ -110,7 +110,7 @@ measured time), times ``SAFETY``:
 from __future__ import annotations
 
 from riskcalc.advise.rounds import SHIFT_ALLOWANCE, sigma_k_seconds, spectrum_local_steps
-from riskcalc.advise.weights import FD_MAXITER, SLSQP_MAX
+from riskcalc.advise.weights import FD_MAXITER
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
 SAFETY = 1.5
@@ -119,8 +119,6 @@ IDENTITY = {"fedavg": (0.02, 1.1e-4, 0.0), "ftfa": (0.02, 1.1e-4, 0.0),
             "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.15, 2.8e-3, 4.5e-7),
             "pfedme": (0.2, 1e-2, 0.0), "ftfa_steps": (0.02, 1.5e-3, 0.0),
             "local_ridge": (3e-3, 1e-6, 0.0)}
-#: Sigma = I: seconds per client of SLSQP's dense subproblems (M + tuning <= SLSQP_MAX).
-SLSQP_PER_CLIENT = 7e-4
 #: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
 #: MAML-FL's and pFedMe's limits take ``NEAR_POOLED[1]`` seconds per evaluation, for the
 #: tuning's evaluations and 10% more for the weights. Measured (one thread, load 5-9,
@@ -208,9 +206,7 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
                            2 * STEPS_GENERAL * m * fed.spectrum.atoms.size)
         elif route == "identity" or method == "local_ridge":
             a, b, c = IDENTITY[method]
-            extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
-            slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
-            out[method] = a + b * m + c * m * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
+            out[method] = a + b * m + c * m * m
             if method in ("maml_fl", "pfedme") and float(sum(1.0 / fed.gamma)) - 1.0 < \
                     NEAR_POOLED[0]:
                 out[method] += 1.1 * TUNING_EVALS[method] * NEAR_POOLED[1]

@@ -4,7 +4,8 @@ Derived here: the finite-M limits (``riskcalc.clients_limit``) hold for any posi
 weights p_j of the global objective (paper 003, eq. 6 with general p_j), so the mean risk
 (1/M) sum_j R_j(p, tuning) is a smooth function on the open simplex. It is minimized jointly
 over p and the method's tuning (the log penalties of RTFA, the shared log alpha / log lam of
-MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >= ``P_MIN`` / M
+MAML-FL and pFedMe) by SLSQP's method (L-BFGS-B with exact gradients beyond ``NEWTON_MAX``
+variables: Gradients below) with the constraint sum_j p_j = 1 and bounds p_j >= ``P_MIN`` / M
 (a client with p_j -> 0 leaves the global objective; the bound keeps the limits finite), from
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
@@ -43,11 +44,16 @@ parametrized by positive z with p = z / sum z (the objective is F(z / sum z)), s
 (grad_p F - (p . grad_p F)) / sum z. Up to ``NEWTON_MAX`` variables the optimizer is
 ``riskcalc.advise.simplex_newton`` (SLSQP's method written for these constraints, so that a
 small federation's advice does not import scipy.optimize: 0.35-0.45 s of a 5-client command's
-~1.3 s of CPU); beyond, scipy's SLSQP. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic
-subproblems (cubic in the number of variables) cost more than the limits; there, and for RTFA's
-per-client penalties (where SLSQP crawls: measured 258 iterations for 100 clients, against 104
-for L-BFGS-B), the equality constraint is dropped (F(z / sum z) does not need it) and L-BFGS-B
-minimizes over the bounds alone, on rescaled weights (``optimize``'s comments).
+~1.3 s of CPU). Beyond, the equality constraint is dropped (F(z / sum z) does not need it) and
+L-BFGS-B minimizes over the bounds alone, on rescaled weights (``optimize``'s comments), the
+weights then projected onto the floor (``_floored``). Until session 38 scipy's SLSQP took up to
+300 variables: its dense quadratic subproblems cost 1.6-1.9x L-BFGS-B's with the gain stop at
+60-291 clients, and on 20 seeded federations of 20-300 clients of
+``benchmarks/bench_advise_decision.py`` L-BFGS-B from 33 variables gave the same
+recommendations and rankings, mean risks within 1.1e-10 relative (a client's risk within
+5e-5), for 0.57-0.98x the CPU of the whole command (``benchmarks/bench_advise_measured.txt``,
+twenty-fourth round). For RTFA's per-client penalties SLSQP crawled (258 iterations for 100
+clients, against 104 for L-BFGS-B).
 """
 
 from __future__ import annotations
@@ -59,10 +65,7 @@ from riskcalc.errors import SolverError
 
 #: Smallest weight a client may get, relative to 1/M.
 P_MIN = 1e-4
-#: Most variables (weights and tuning) for SLSQP; L-BFGS-B beyond (module docstring).
-SLSQP_MAX = 300
-#: Most variables for ``simplex_newton`` (exact gradients; scipy.optimize beyond: module
-#: docstring).
+#: Most variables for ``simplex_newton`` (exact gradients; L-BFGS-B beyond: module docstring).
 NEWTON_MAX = 32
 #: Iterations of the optimizer given exact gradients.
 MAXITER = 300
@@ -166,9 +169,6 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     elif gradient is None:
         x = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
                      options={"ftol": FD_FTOL, "maxiter": FD_MAXITER}).x
-    elif k < m and z0.size <= SLSQP_MAX:
-        x = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
-                     options={"ftol": 1e-12, "maxiter": MAXITER}).x
     else:                                               # ``lbfgs``
         # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
         # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
@@ -194,9 +194,8 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
 def gain_note(m: int, k: int, gradient) -> tuple:
     """The note of an optimal-weights candidate whose search stops at the gain tolerance
     (module docstring, Gain), or none: ``optimize``'s route for m weights and k tuning
-    variables is L-BFGS-B (exact gradients beyond SLSQP's sizes or for as many tuning variables
-    as weights)."""
-    if gradient is None or m + k <= NEWTON_MAX or (k < m and m + k <= SLSQP_MAX):
+    variables is L-BFGS-B (exact gradients beyond ``NEWTON_MAX`` variables)."""
+    if gradient is None or m + k <= NEWTON_MAX:
         return ()
     return (f"optimal weights: the search (L-BFGS-B) stopped once {GAIN_ITERATIONS} "
             f"iterations in a row lowered the mean risk by at most {GAIN_RTOL:g} of it",)
