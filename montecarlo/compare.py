@@ -45,7 +45,7 @@ __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "replicate_task", "spec_from_dict", "spec_to_dict", "summarize", "unused_options"]
 
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
-#: default (``riskcalc.cli.guards.MAX_MINUTES``).
+#: default (``riskcalc.cli.shared.guards.MAX_MINUTES``).
 MAX_MINUTES = 10.0
 
 

@@ -256,7 +256,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     # Before the run (a minute and more): --jobs 0 was a traceback, an --out in no folder one
     # after the whole run.
-    from riskcalc.cli.outputs import check_writable
+    from riskcalc.cli.shared.outputs import check_writable
 
     if args.jobs < 1:
         ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")

@@ -1,5 +1,5 @@
-"""``--model`` as a family of the model verbs (``riskcalc.cli.families``): the logistic family's
-modes (infinitely many clients with --centre, M clients with --clients/--clients-file and
+"""``--model`` as a family of the model verbs (``riskcalc.cli.options.families``): the logistic
+family's modes (infinitely many clients with --centre, M clients with --clients/--clients-file and
 --global-lam), its options refused where they do not apply, the linear family refusing them,
 and one-line errors with exit 2."""
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 import riskcalc
-from riskcalc.cli import families
+from riskcalc.cli.options import families
 from tests.helpers import run_cli
 
 BASE = ["--model", "logistic", "--gamma", "1", "--signal", "2", "--r", "0.5"]
@@ -16,7 +16,7 @@ BASE = ["--model", "logistic", "--gamma", "1", "--signal", "2", "--r", "0.5"]
 
 def test_families_registry():
     assert set(families.FAMILIES) == {"linear", "logistic"}
-    from riskcalc.cli import logistic
+    from riskcalc.cli.logistic import family as logistic
     assert set(logistic.VERBS) == {"predict", "compare", "sweep", "advise"}
     assert set(logistic.OPTIONS) == {"signal", "global_lam", "centre"}
 

@@ -17,7 +17,8 @@ import montecarlo
 import riskcalc
 from montecarlo.linear.estimators import Estimator, fedavg_weight
 from riskcalc import plugins as rplugins
-from riskcalc.cli import main, plugins
+from riskcalc.cli import main
+from riskcalc.cli.shared import plugins
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"

@@ -11,7 +11,7 @@ from riskcalc import federation_file
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.result import Advice, Candidate
 from riskcalc.advise.uncertainty import bootstrap
-from riskcalc.cli import advise_table
+from riskcalc.cli.tables import advise as advise_table
 from riskcalc.estimate import data as estimate_data
 from riskcalc.estimate import estimate
 from riskcalc.linear.finite_clients import clients_limit

@@ -37,7 +37,7 @@ def test_logistic_predict_sizes_powerlaw_by_the_files_d(tmp_path, capsys, monkey
     """A file with d = 4 and powerlaw:1 spectra: advise --model logistic sized them by the
     file's d, predict --model logistic refused the same file ('powerlaw needs the number of
     eigenvalues'). The problem is read, the limit not solved (cheap)."""
-    from riskcalc.cli import logistic
+    from riskcalc.cli.logistic import family as logistic
 
     seen = {}
     monkeypatch.setattr(logistic, "predict",
@@ -69,7 +69,7 @@ def test_logistic_family_takes_one_covariance_written_two_ways(tmp_path, capsys,
     covariance, which the linear verbs take as shared; both logistic verbs compared the text and
     refused them as covariate shift. Covariances that differ are still refused."""
     from riskcalc.advise import logistic as advise_logistic
-    from riskcalc.cli import logistic
+    from riskcalc.cli.logistic import family as logistic
 
     def stub(*args, **kwargs):
         raise ValueError("stub reached")

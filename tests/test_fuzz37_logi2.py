@@ -41,7 +41,7 @@ def test_logistic_solvers_stop_before_the_command_timer(monkeypatch, capsys):
     from contextlib import contextmanager
 
     import riskcalc
-    from riskcalc.cli import guards
+    from riskcalc.cli.shared import guards
     from tests.helpers import run_cli
 
     timers = []

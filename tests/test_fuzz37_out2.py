@@ -36,7 +36,7 @@ def test_sweep_csv_leaves_a_missing_standard_error_empty(tmp_path, capsys):
 def test_diverging_steps_note_says_overflow_as_the_tables(capsys):
     """F2: the note of diverging steps said values past the floats "are infinite (JSON null)"
     under a table printing them ``overflow`` (the rounds tables' word,
-    ``riskcalc.cli.rounds_table.OVERFLOW``)."""
+    ``riskcalc.cli.tables.rounds.OVERFLOW``)."""
     code, out, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
                               "--steps", "200", "--step-size", "1.5"], capsys)
     assert code == 0, err

@@ -83,7 +83,7 @@ def test_an_output_through_a_symlink_writes_its_target(tmp_path):
     # was: the atomic rename replaced the link itself by a regular file, its target unwritten;
     # a loop of links was replaced too.
     from riskcalc._files import atomic
-    from riskcalc.cli.outputs import check_writable
+    from riskcalc.cli.shared.outputs import check_writable
 
     target = tmp_path / "target.csv"
     target.write_text("old\n")

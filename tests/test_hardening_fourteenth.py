@@ -76,7 +76,7 @@ def test_simulate_rounds_takes_the_command_lines_d_range():
 def test_an_explicit_max_minutes_10_is_taken(capsys):
     argv = LOGISTIC + ["--spectrum", "scaled:1e100"]
     assert "max_seconds = 60;" in _one_error_line(argv, capsys)
-    # The solvers get --max-minutes less a margin (cli.logistic.SOLVER_MARGIN): 600 - 30 s.
+    # The solvers get --max-minutes less a margin (cli.logistic.family.SOLVER_MARGIN): 600 - 30 s.
     assert "max_seconds = 570;" in _one_error_line(argv + ["--max-minutes", "10"], capsys)
 
 

@@ -99,7 +99,7 @@ def test_python_api_refuses_naming_the_parameter(call, message):
 
 def test_an_output_folder_that_is_a_file():
     """``figures ... --out /dev/null`` said "cannot create the folder (File exists)"."""
-    from riskcalc.cli.outputs import make_folder
+    from riskcalc.cli.shared.outputs import make_folder
 
     with pytest.raises(ValueError, match=r"^--out /dev/null: exists and is not a folder"):
         make_folder("/dev/null", "--out")

@@ -170,7 +170,7 @@ def test_advise_table_columns_stay_apart(tmp_path, capsys):
 def test_logistic_advise_test_error_columns_stay_apart(capsys):
     from types import SimpleNamespace
 
-    from riskcalc.cli.logistic_advise import print_test_errors
+    from riskcalc.cli.logistic.advise import print_test_errors
 
     errs = [1.234e-4, 5.678e-4]
     cand = SimpleNamespace(method="fedavg", weights="samples", test_errors=errs,

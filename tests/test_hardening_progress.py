@@ -1,7 +1,7 @@
 """Issue 32: progress on stderr where a theory call may take more than a few seconds (the
 limits under a spectrum with 1000 atoms or M = 10-30 clients ran 13-50 s and longer with nothing
 shown; pass 6 measured ``predict rtfa --rounds 0,10,inf --clients 10`` with 1000 atoms past 70 s).
-``riskcalc.cli.guards.working``: a live line on a terminal (erased when the answer comes), a
+``riskcalc.cli.shared.guards.working``: a live line on a terminal (erased when the answer comes), a
 line now and then in a log."""
 
 import io
@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from riskcalc.cli import guards, main
+from riskcalc.cli import main
+from riskcalc.cli.shared import guards
 
 
 class _Stream(io.StringIO):

@@ -11,8 +11,8 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
-from riskcalc.cli.rounds import rows
-from riskcalc.cli.rounds_table import own_models
+from riskcalc.cli.options.rounds import rows
+from riskcalc.cli.tables.rounds import own_models
 
 FED = dict(gamma=[2.0] * 4, r=1.0, sigma=0.5, signal=1.0, local_steps=2, step_size=0.1,
            global_step=0.05)

@@ -60,7 +60,7 @@ def test_shared_tuning_failing_everywhere_says_why(monkeypatch):
 
 # was: "(gain -0.00% over samples)" for a rounding-level loss of the optimal weights.
 def test_weight_gain_display():
-    from riskcalc.cli.advise_table import _gain_text
+    from riskcalc.cli.tables.advise import _gain_text
 
     assert _gain_text(-1e-12) == _gain_text(4e-5) == _gain_text(None) == "no gain over samples"
     assert _gain_text(0.0123) == "gain 1.23% over samples"

@@ -122,7 +122,7 @@ def test_logistic_spectral_global_model_from_a_swept_start():
 # was: two progress lines every interval (a terminal: two live lines over each other) where
 # predict's progress held the rounds' own ("riskcalc predict fedavg" and "... along the rounds").
 def test_nested_progress_is_one_line(monkeypatch, capsys):
-    from riskcalc.cli import guards
+    from riskcalc.cli.shared import guards
 
     monkeypatch.setattr(guards, "PROGRESS_LOG", (0.02, 0.02))
     err = ""

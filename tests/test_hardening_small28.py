@@ -7,7 +7,7 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
-from riskcalc.cli.guards import params_line
+from riskcalc.cli.shared.guards import params_line
 from tests.test_hardening_ninth import _one_error_line
 
 

@@ -226,7 +226,7 @@ def test_a_bootstrap_needs_two_draws_and_says_when_few(capsys):
     from types import SimpleNamespace
 
     from riskcalc.advise.uncertainty import bootstrap
-    from riskcalc.cli.advise_intervals import check, print_intervals
+    from riskcalc.cli.tables.bootstrap import check, print_intervals
 
     with pytest.raises(ValueError, match=r"^draws \(an interval needs two\) must be an integer"):
         bootstrap(None, None, draws=1)

@@ -27,7 +27,7 @@ def test_logistic_refusal_names_max_minutes_and_no_impossible_scaling(capsys):
     line = _one_error_line(["predict", "rtfa", "--model", "logistic", "--gamma", "2",
                             "--signal", "1", "--r", "1", "--lam", "1e-300",
                             "--max-minutes", "0.01"], capsys)
-    # 0.6 s, half of it kept from the solvers (cli.logistic.SOLVER_MARGIN).
+    # 0.6 s, half of it kept from the solvers (cli.logistic.family.SOLVER_MARGIN).
     assert "--max-minutes on the command line" in line and "max_seconds = 0.3" in line, line
     assert "1e-300 times" not in line, line
     # A scaling that does fit is still advised.

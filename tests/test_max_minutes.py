@@ -15,7 +15,8 @@ import riskcalc
 import riskcalc.cli.check as check_cli
 import riskcalc.cli.figures as figures_cli
 from montecarlo.runner.tasks import parallel_results
-from riskcalc.cli import guards, main
+from riskcalc.cli import main
+from riskcalc.cli.shared import guards
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGALRM timer")
 

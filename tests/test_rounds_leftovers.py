@@ -76,7 +76,7 @@ def test_a_round_given_twice_is_refused_as_on_the_command_line(rounds, shown):
     with pytest.raises(ValueError) as api:
         riskcalc.rounds_limit("fedavg", **{**FEDAVG, "rounds": rounds})
     assert str(api.value).startswith(f"rounds lists {shown} twice: give each value once")
-    from riskcalc.cli.rounds import parse_rounds
+    from riskcalc.cli.options.rounds import parse_rounds
 
     text = ",".join("inf" if np.isinf(t) else str(int(t)) for t in rounds)
     with pytest.raises(ValueError) as cli:

@@ -1,6 +1,6 @@
 """``riskcalc predict|compare pfedme --rounds ... --federation F``: paper 004's Algorithm 1 along
 the rounds under covariate shift on the command line (the federation file's per-client
-spectra; ``riskcalc.cli.rounds``)."""
+spectra; ``riskcalc.cli.options.rounds``)."""
 
 import json
 

@@ -4,7 +4,7 @@ Every simulation of the toolkit is a list of tasks (``montecarlo.runner.tasks.ru
 is the number of tasks times the cost of one, divided by the workers. This module estimates
 both from the problem sizes alone, so that a command refuses, before any work, a run that would
 outgrow the machine's memory or take longer than the time it was given (the comparison with
-``--max-minutes``, and the stop in flight, are the command line's: ``riskcalc.cli.guards``):
+``--max-minutes``, and the stop in flight, are the command line's: ``riskcalc.cli.shared.guards``):
 
 * bookkeeping: every task holds a dict, its key and its result in memory (``TASK_BYTES``);
 * one linear replicate (``montecarlo.compare``): ``REPLICATE_SECONDS`` plus, per simulated

@@ -14,7 +14,7 @@ import sys
 
 from riskcalc._text import Underflow, decimal, integer
 from riskcalc._version import __version__
-from riskcalc.cli import guards
+from riskcalc.cli.shared import guards
 from riskcalc.errors import SolverError
 
 # Subcommands, in the order ``riskcalc --help`` lists them, with their one-line help. Each lives
@@ -193,7 +193,7 @@ def _command(argv: list):
 
 
 def _run(argv: list) -> int:
-    from riskcalc.cli import plugins
+    from riskcalc.cli.shared import plugins
 
     try:
         files = plugins.split_plugins(argv)[0]

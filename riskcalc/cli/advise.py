@@ -5,13 +5,13 @@ The federation comes from ``--federation`` (the versioned federation file listin
 client: ``gamma`` or ``n`` with ``--d``, ``r``, ``sigma``, optionally ``rho`` and
 ``spectrum``; clients with different SPECs are covariate shift) or from data (``--data
 FED.npz|FED.csv``, through ``riskcalc estimate``; ``--bootstrap`` adds intervals and the
-recommendation's stability: ``riskcalc.cli.advise_intervals``). Theory: ``riskcalc.advise``.
+recommendation's stability: ``riskcalc.cli.tables.bootstrap``). Theory: ``riskcalc.advise``.
 
 The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
 candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
-``--per-client``, ``--json`` and ``--csv FILE``): ``riskcalc.cli.advise_table``. The advice
+``--per-client``, ``--json`` and ``--csv FILE``): ``riskcalc.cli.tables.advise``. The advice
 runs within ``--max-minutes`` with a progress bar on stderr (``_solve``). ``--model
-logistic``: the logistic family's candidates (``riskcalc.cli.logistic_advise``).
+logistic``: the logistic family's candidates (``riskcalc.cli.logistic.advise``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ import time
 import warnings
 
 from riskcalc._validate import MAX_INT, positive_int
-from riskcalc.cli import COMMANDS, advise_intervals, families, guards
-from riskcalc.cli.advise_table import PER_CLIENT_MAX, print_table, write_csv
-from riskcalc.cli.outputs import check_writable, not_an_input
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.options import families
+from riskcalc.cli.shared import guards
+from riskcalc.cli.shared.outputs import check_writable, not_an_input
+from riskcalc.cli.tables import bootstrap
+from riskcalc.cli.tables.advise import PER_CLIENT_MAX, print_table, write_csv
 
 #: Largest --rounds: every round up to T is evaluated, for each K (3000 rounds are about the
 #: most ``riskcalc.rounds_limit`` evaluates in one curve,
@@ -76,7 +79,7 @@ def add_parser(subparsers) -> None:
                    help="write one row per candidate and client (rank, method, weights, "
                         "client, risk, weight p_j, tuning) to FILE")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
-    advise_intervals.add_arguments(p)
+    bootstrap.add_arguments(p)
     guards.add_budget_option(p, stop="names the pipelines that finished (nothing else is "
                                      "printed)", logistic=True)
     families.add_options(p, "advise")
@@ -154,7 +157,7 @@ def run(args) -> int:
     family = families.select(args, "advise")
     if family is not None:
         return family.advise(args)
-    advise_intervals.check(args)
+    bootstrap.check(args)
     from riskcalc.advise import pipelines
     from riskcalc.advise.memory import keep_freed_memory
 
@@ -186,11 +189,11 @@ def run(args) -> int:
             out["federation"]["names"] = names
         if est is not None:
             out["estimate"] = est.as_dict()
-        advise_intervals.add_json(out, result, intervals)
+        bootstrap.add_json(out, result, intervals)
         print(guards.dumps(out))
         return 0
     print_table(result, per_client=args.per_client, names=names)
-    advise_intervals.print_intervals(result, intervals,
+    bootstrap.print_intervals(result, intervals,
                                      args.per_client or fed.m <= PER_CLIENT_MAX)
     if est is not None and intervals is None:
         print("error bars from the estimates' standard errors: --bootstrap [B]")
@@ -245,7 +248,7 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
                 bar.close()
                 bar = None
             draws = []
-            intervals = advise_intervals.compute(
+            intervals = bootstrap.compute(
                 args, estimate, result, time.process_time() - cpu,
                 limit - (time.monotonic() - wall), lambda: draws.append(1))
             return result, intervals

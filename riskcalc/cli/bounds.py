@@ -14,7 +14,8 @@ import itertools
 import numpy as np
 
 from riskcalc._text import Underflow, decimal, distinct, integer
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
 from riskcalc.minimax._common import MAGNITUDE
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 

@@ -17,7 +17,8 @@ import sys
 import time
 from collections import Counter
 
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
 
 #: Width at which a claim's statement is cut to keep it on one line.
 STATEMENT_WIDTH = 110

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
 
 
 def add_parser(subparsers) -> None:

@@ -15,9 +15,11 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.linear.measure import KINDS
-from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.options import families, fedargs, rounds
+from riskcalc.cli.shared import guards
 from riskcalc.cli.predict import add_model_options, spec_from_args
-from riskcalc.cli.rounds_table import OVERFLOW
+from riskcalc.cli.tables.rounds import OVERFLOW
 
 
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:

@@ -3,7 +3,8 @@ covariance spectrum from data, with standard errors (``riskcalc.estimate``)."""
 
 from __future__ import annotations
 
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
 
 #: Most clients a note names (the table has every client).
 NOTE_MAX = 10

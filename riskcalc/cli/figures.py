@@ -23,8 +23,9 @@ import os
 import sys
 from pathlib import Path
 
-from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import make_folder
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
+from riskcalc.cli.shared.outputs import make_folder
 
 
 def add_parser(subparsers) -> None:

@@ -13,8 +13,10 @@ import numpy as np
 
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES, canonical_method, positive_int
-from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
-from riskcalc.cli.rounds_table import OVERFLOW
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.options import families, fedargs, rounds
+from riskcalc.cli.shared import guards
+from riskcalc.cli.tables.rounds import OVERFLOW
 from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.client_weights import WEIGHTS as CLIENT_WEIGHTS

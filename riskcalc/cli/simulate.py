@@ -19,9 +19,10 @@ from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_prese
                                                 valid_rows)
 from montecarlo.runner.tasks import cached_count
 from riskcalc._validate import positive_int, seed_integer
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.shared import guards
 from riskcalc._files import atomic
-from riskcalc.cli.outputs import check_writable, not_an_input, same_file
+from riskcalc.cli.shared.outputs import check_writable, not_an_input, same_file
 
 
 def add_parser(subparsers) -> None:

@@ -1,6 +1,6 @@
 """``riskcalc sweep METHOD ...``: predicted vs simulated over a parameter grid.
 
-``--model logistic`` sweeps the logistic family instead (``riskcalc.cli.logistic_sweep``).
+``--model logistic`` sweeps the logistic family instead (``riskcalc.cli.logistic.sweep``).
 
 Comma-separated values of --gamma, --r/--rho, --sigma, --lam/--alpha (and --clients) span the
 grid (outer product); each grid point is compared as by ``riskcalc compare`` (paper 003,
@@ -16,10 +16,12 @@ import sys
 from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_csv, write_rows
 from riskcalc._validate import parameter
 from riskcalc._text import Underflow, decimal, distinct, integer
-from riskcalc.cli import COMMANDS, families, fedargs, guards
+from riskcalc.cli import COMMANDS
+from riskcalc.cli.options import families, fedargs
+from riskcalc.cli.shared import guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc._files import atomic_path
-from riskcalc.cli.outputs import check_writable, not_an_input, same_file, stream
+from riskcalc.cli.shared.outputs import check_writable, not_an_input, same_file, stream
 from riskcalc.cli.predict import add_model_options, require_parameters, spectrum_from_args
 
 

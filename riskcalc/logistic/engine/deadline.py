@@ -14,7 +14,7 @@ from contextvars import ContextVar
 #: the pipeline), so that the next is not started when it would end past the deadline.
 _SLOWEST: ContextVar = ContextVar("fedrisk_logistic_slowest", default=(None, 0.0))
 #: Evaluations shorter than this may start near the deadline: they overrun it by less than the
-#: command line's margin (``riskcalc.cli.logistic.SOLVER_MARGIN``, 3 s), and a refusal before
+#: command line's margin (``riskcalc.cli.logistic.family.SOLVER_MARGIN``, 3 s), and a refusal before
 #: the deadline would pre-empt a later stage's own (a lam = 0 solve's Candes-Sur advice).
 PREDICTED_FROM = 1.0
 

@@ -17,13 +17,13 @@ import warnings
 
 import numpy as np
 
-from riskcalc.cli import guards
+from riskcalc.cli.shared import guards
 from riskcalc.cli.advise import check_d
-from riskcalc.cli.fedargs import differing_covariance
-from riskcalc.cli.advise_table import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
+from riskcalc.cli.options.fedargs import differing_covariance
+from riskcalc.cli.tables.advise import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
 from riskcalc._files import atomic
 
-#: The advise options that apply under ``--model logistic`` (``riskcalc.cli.families``).
+#: The advise options that apply under ``--model logistic`` (``riskcalc.cli.options.families``).
 OPTIONS = {"clients_file", "federation", "spectrum", "d", "methods", "json", "per_client",
            "csv", "no_progress", "max_minutes", "signal", "global_lam"}
 #: Columns of ``--csv``.

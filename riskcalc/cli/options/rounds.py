@@ -19,8 +19,10 @@ import riskcalc
 from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, positive, positive_int,
                                 seed_integer)
 from riskcalc._text import distinct, integer
-from riskcalc.cli import GIVEN, families, fedargs, guards
-from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
+from riskcalc.cli import GIVEN
+from riskcalc.cli.options import families, fedargs
+from riskcalc.cli.shared import guards
+from riskcalc.cli.tables.rounds import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
 from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.dynamics.personalize import MAX_STEPS
@@ -165,7 +167,7 @@ def check(args, verb: str) -> None:
 def federation(args) -> dict:
     """Per-client gamma, r, sigma (the target, client 0, first) from the model options and
     --clients M (identical clients; default 1), or --federation / --clients-file (read by
-    ``riskcalc.cli.fedargs``, the one reader of federation files)."""
+    ``riskcalc.cli.options.fedargs``, the one reader of federation files)."""
     if args.sigma is None or args.r is None:
         raise ValueError("--rounds needs --r and --sigma (the target's), or --federation")
     target = {"gamma": float(args.gamma), "r": float(args.r), "sigma": float(args.sigma)}

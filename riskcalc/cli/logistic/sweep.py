@@ -11,12 +11,12 @@ an interrupt), ``--jobs``, ``--scheduler`` and ``--max-minutes`` behave as in th
 
 from __future__ import annotations
 
-from riskcalc.cli import guards
+from riskcalc.cli.shared import guards
 from riskcalc.cli.sweep import _floats, emit, integers
 
 
 def run(args, *, methods, spectrum, max_seconds) -> int:
-    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
+    """The sweep of ``args`` (``riskcalc.cli.logistic.family.sweep`` gives the METHODs of this mode,
     the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
     from montecarlo.logistic.sweep import METHODS, cached_tasks, grid, sweep_logistic
     from montecarlo.logistic.sweep_checks import replicate_seconds
@@ -46,7 +46,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
             if args.clients is not None:
                 raise ValueError("give --clients M (identical clients) or --clients-file, not "
                                  "both")
-            from riskcalc.cli import fedargs
+            from riskcalc.cli.options import fedargs
 
             others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
         elif args.clients is None:

@@ -1,6 +1,6 @@
 """The logistic model family of ``riskcalc predict``, ``compare``, ``sweep`` and ``advise``
-(``--model logistic``, see ``riskcalc.cli.families``): personalized logistic regression.
-``sweep`` and ``advise`` live in ``riskcalc.cli.logistic_sweep`` and ``logistic_advise``.
+(``--model logistic``, see ``riskcalc.cli.options.families``): personalized logistic regression.
+``sweep`` and ``advise`` live in ``riskcalc.cli.logistic.sweep`` and ``.advise``.
 
 Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)`` with
 ``--spectrum SPEC``, ``P(y = 1 | x) = sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``,
@@ -28,7 +28,8 @@ clients only, c the deterministic centre),
 
 from __future__ import annotations
 
-from riskcalc.cli import families, guards
+from riskcalc.cli.options import families
+from riskcalc.cli.shared import guards
 
 VERBS = ("predict", "compare", "sweep", "advise")
 CENTRES = ("oracle", "fedavg")
@@ -70,9 +71,9 @@ def federated(args, verb) -> bool:
 
 
 def accepted(args, verb) -> set:
-    """The options that apply (``riskcalc.cli.families``)."""
+    """The options that apply (``riskcalc.cli.options.families``)."""
     if verb == "advise":
-        from riskcalc.cli.logistic_advise import OPTIONS as advise_options
+        from riskcalc.cli.logistic.advise import OPTIONS as advise_options
 
         return advise_options
     out = _MODEL | (_SIMULATION if verb in ("compare", "sweep") else set()) \
@@ -104,8 +105,8 @@ def mode_note(args, verb) -> str:
 
 
 def sweep(args) -> int:
-    """``riskcalc sweep METHOD --model logistic`` (``riskcalc.cli.logistic_sweep``)."""
-    from riskcalc.cli.logistic_sweep import run
+    """``riskcalc sweep METHOD --model logistic`` (``riskcalc.cli.logistic.sweep``)."""
+    from riskcalc.cli.logistic.sweep import run
     from riskcalc.logistic.limits import UNFEDERATED
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
@@ -114,8 +115,8 @@ def sweep(args) -> int:
 
 
 def advise(args) -> int:
-    """``riskcalc advise --model logistic`` (``riskcalc.cli.logistic_advise``)."""
-    from riskcalc.cli.logistic_advise import run
+    """``riskcalc advise --model logistic`` (``riskcalc.cli.logistic.advise``)."""
+    from riskcalc.cli.logistic.advise import run
 
     return run(args)
 
@@ -160,7 +161,7 @@ def _problem(args, verb) -> dict:
     prob.update(global_lam=args.global_lam,
                 weights=args.weights if families.given(args, "weights") else "samples")
     if args.clients_file is not None:
-        from riskcalc.cli import fedargs
+        from riskcalc.cli.options import fedargs
 
         others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
         prob.update(gammas=[args.gamma] + others["gamma"], rs=[args.r] + others["r"])
@@ -188,7 +189,7 @@ def _spectrum(args, verb):
             raise
         from riskcalc.cli import GIVEN
 
-        # A federation file's client spectra arrive here too (riskcalc.cli.fedargs).
+        # A federation file's client spectra arrive here too (riskcalc.cli.options.fedargs).
         lead = (f"--spectrum {args.spectrum}" if "spectrum" in getattr(args, GIVEN, ())
                 else f"the clients' spectrum in {args.clients_file}")
         raise ValueError(lead + ("" if d is None else f" (d = {d})") + f": {exc}") from None
@@ -298,8 +299,8 @@ def predict(args) -> int:
 
 
 def compare(args) -> int:
-    """``riskcalc compare METHOD --model logistic`` (``riskcalc.cli.logistic_compare``)."""
-    from riskcalc.cli.logistic_compare import run
+    """``riskcalc compare METHOD --model logistic`` (``riskcalc.cli.logistic.compare``)."""
+    from riskcalc.cli.logistic.compare import run
 
     return run(args, _problem(args, "compare"), limit=_limit, header=_header,
                max_seconds=_max_seconds)

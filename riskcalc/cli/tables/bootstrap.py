@@ -54,7 +54,7 @@ def compute(args, est, result, seconds: float, left: float, done=None):
     from tqdm.auto import tqdm
 
     from riskcalc.advise import uncertainty
-    from riskcalc.cli import guards
+    from riskcalc.cli.shared import guards
     from riskcalc.spectrum import as_spectrum
 
     each = max(seconds, 1e-3)

@@ -1,4 +1,4 @@
-"""The text tables of ``predict`` and ``compare`` along the rounds (``riskcalc.cli.rounds``
+"""The text tables of ``predict`` and ``compare`` along the rounds (``riskcalc.cli.options.rounds``
 computes them; ``--json`` prints its rows instead), and the readers of a ``RoundsLimit`` that
 both the tables and the rows use (``own_models``, ``ftfa_converges``).
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._text import shown_apart
-from riskcalc.cli import guards
+from riskcalc.cli.shared import guards
 
 #: Methods with rounds, and what each runs.
 METHODS = {"fedavg": "FedAvg with local gradient descent",

@@ -1,5 +1,5 @@
 """``riskcalc compare METHOD --model logistic``: the logistic limits next to exact-Newton
-simulations (``riskcalc.cli.logistic.compare`` checks the problem and hands it over): the
+simulations (``riskcalc.cli.logistic.family.compare`` checks the problem and hands it over): the
 simulation at the ratios and spectrum it realizes, its work estimate before any replicate, and the
 table or JSON of predicted against simulated.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from riskcalc.cli import guards
+from riskcalc.cli.shared import guards
 from riskcalc.logistic.result import measured_fields
 from riskcalc.spectrum import Spectrum
 
@@ -92,7 +92,7 @@ def run(args, prob, *, limit, header, max_seconds) -> int:
     (``logistic._problem``): the limits next to exact-Newton simulations at dimension ``--d``
     (oracle / infinite-client centre: ``montecarlo.logistic.ridge``; ``--global federated``:
     ``montecarlo.logistic.pipeline``). ``limit``, ``header`` and ``max_seconds`` are
-    ``riskcalc.cli.logistic``'s, handed over so that this module does not import it back."""
+    ``riskcalc.cli.logistic.family``'s, handed over so that this module does not import it back."""
     from montecarlo.runner.stats import t_half_width
     from riskcalc._validate import positive_int, seed_integer
 
@@ -103,7 +103,7 @@ def run(args, prob, *, limit, header, max_seconds) -> int:
     pred, _ = limit(prob, max_seconds(args))
     pred["notes"] = list(pred.get("notes") or ()) + moved
     if prob["method"] != "fedavg":
-        from riskcalc.cli.logistic_sweep import simulated_lams
+        from riskcalc.cli.logistic.sweep import simulated_lams
 
         simulated_lams([prob["lam"]], "compare")
     _budget(args, prob, d, reps)

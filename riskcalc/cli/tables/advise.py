@@ -3,8 +3,8 @@
 The text table (``print_table``) lists every client's risk for up to ``PER_CLIENT_MAX``
 clients; beyond, each candidate's mean, worst and quantiles of the per-client risks, with one
 row per client under ``per_client``. ``write_csv``: one row per candidate and client
-(``CSV_COLUMNS``), with ``--bootstrap``'s interval bounds (``riskcalc.cli.advise_intervals``).
-Used by ``riskcalc.cli.advise`` and, for the logistic family, ``riskcalc.cli.logistic_advise``.
+(``CSV_COLUMNS``), with ``--bootstrap``'s interval bounds (``riskcalc.cli.tables.bootstrap``).
+Used by ``riskcalc.cli.advise`` and, for the logistic family, ``riskcalc.cli.logistic.advise``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import csv
 
 import numpy as np
 
-from riskcalc.cli import advise_intervals
+from riskcalc.cli.tables import bootstrap
 from riskcalc._files import atomic
 
 #: Largest federation whose per-client risks the text table prints inline.
@@ -160,7 +160,7 @@ def write_csv(result, path, names=None, intervals=None) -> None:
     missing), written atomically; with ``intervals`` (``--bootstrap``) the bounds of the risk
     too."""
     m = result.federation.m
-    extra = () if intervals is None else advise_intervals.CSV_COLUMNS
+    extra = () if intervals is None else bootstrap.CSV_COLUMNS
     with atomic(path, newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS + extra)
         writer.writeheader()
@@ -178,5 +178,5 @@ def write_csv(result, path, names=None, intervals=None) -> None:
                         v = float("inf")
                     row[key] = "" if v is None else repr(v[j] if isinstance(v, list) else v)
                 if intervals is not None:
-                    row.update(advise_intervals.csv_cells(intervals, c, j))
+                    row.update(bootstrap.csv_cells(intervals, c, j))
                 writer.writerow(row)

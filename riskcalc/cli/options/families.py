@@ -2,8 +2,8 @@
 
 DESIGN.md: "The CLI verbs take ``--model FAMILY``; each family supplies its parameters, limits
 and simulation to the same verbs." The linear model of paper 003 is the verbs' own code
-(``riskcalc.cli.predict``, ``riskcalc.cli.compare``); every other family is a module of this
-package named in ``FAMILIES`` that provides
+(``riskcalc.cli.predict``, ``riskcalc.cli.compare``); every other family is a module (in its
+room, ``riskcalc.cli.logistic``) named in ``FAMILIES`` that provides
 
 * ``OPTIONS``: its own options, as ``{dest: (flags, kwargs)}`` for ``add_argument``, added to
   every verb the family serves (``VERBS``);
@@ -24,7 +24,7 @@ import importlib
 from riskcalc.cli import GIVEN
 
 #: Family name -> module (None: the verb's own code, the linear model).
-FAMILIES = {"linear": None, "logistic": "riskcalc.cli.logistic"}
+FAMILIES = {"linear": None, "logistic": "riskcalc.cli.logistic.family"}
 
 
 def _module(name):
@@ -87,7 +87,7 @@ def select(args, verb: str):
     parser = args._family_parser
     own = {name: set(_module(name).OPTIONS) for name, module in FAMILIES.items() if module}
     if args.model == "linear":
-        # --signal (||theta_0||) is a linear option along the rounds (riskcalc.cli.rounds),
+        # --signal (||theta_0||) is a linear option along the rounds (riskcalc.cli.options.rounds),
         # asked by any rounds option (was: --local-steps without --rounds "--signal applies to
         # --model logistic only" instead of the rounds' own "needs --rounds").
         rounds = ("rounds", "local_steps", "local_step_size", "global_step", "max_memory")

@@ -84,7 +84,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     # 'the file needs "d"' with --d given).
     gammas = ff.gammas(getattr(args, "d", None))
     if hasattr(args, "_family_parser"):     # the default identity is not --spectrum given
-        from riskcalc.cli import families
+        from riskcalc.cli.options import families
 
         ff.check_default_spectrum(args.spectrum if families.given(args, "spectrum") else None)
     default = getattr(args, "spectrum", None) or "identity"

@@ -1,0 +1,4 @@
+"""The readers of the model verbs' options (``predict``, ``compare``, ``sweep``, ``advise``):
+``families`` (``--model FAMILY``), ``fedargs`` (``--federation``, ``--clients-file``) and
+``rounds`` (``--rounds T,...``: the risk along federated training; its tables are
+``riskcalc.cli.tables.rounds``)."""
