@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from tests.helpers import run_cli
+
 #: tau of the seven traces of ``steps.identity._step_quadrature`` (FTFA, client 0 of gammas
 #: [1, 2, 3], samples weights, 1e6 steps of 0.001) by a 30-digit mpmath evaluation of the
 #: same Marchenko-Pastur integrals (tanh-sinh, split on the filter's scale 1 / (eta k)).
@@ -29,3 +31,30 @@ def test_many_small_steps_at_gamma_one_answer_as_mpmath_does():
     near, _ = clients_steps_limit("ftfa", gamma=[1.0] * 3, r=1.0, sigma=1.0,
                                   steps=10 ** 5, step_size=0.01)
     assert abs(bias - near) < 1e-7 and abs(bias - 0.0252210791) < 1e-9, (bias, near)
+
+
+def test_compare_json_and_sweep_csv_have_no_relative_difference_below_the_rounding(
+        tmp_path, capsys):
+    """F2: ``compare ftfa --gamma 0.5 --clients-file [gamma 8] --global federated --steps 2000
+    --step-size 0.3 --json`` had bias rel_diff 1.7e+33 (predicted 8.6e-50, simulated 1.5e-16:
+    rounding) and the sweep CSV the same in bias_rel_diff, where the table prints n/a
+    (fuzz38 steps2 F23): ``summarize`` now takes the risk's scale, null/empty there."""
+    import json
+
+    from montecarlo.compare import summarize
+
+    out = summarize([[1e-15], [2e-15]], [1e-50], scale=[1.0])
+    assert np.isnan(out["rel_diff"][0]) and out["inside"][0]
+    kept = summarize([[1e-15], [2e-15]], [[1e-50, 1.0]], scale=[[np.inf, 2.0]])
+    assert np.isfinite(kept["rel_diff"][0]).all(), kept      # no finite scale / above it
+    path = tmp_path / "others.json"
+    path.write_text('[{"gamma": 8, "r": 1, "sigma": 1}]')
+    argv = ["ftfa", "--gamma", "0.5", "--r", "1", "--sigma", "1", "--d", "30", "--reps", "2",
+            "--steps", "2000", "--step-size", "0.3", "--clients-file", str(path), "--global",
+            "federated", "--no-progress"]
+    code, text, err = run_cli(["compare", *argv, "--json"], capsys)
+    rel = {q: v["rel_diff"] for q, v in json.loads(text)["comparison"].items()}
+    assert code == 0 and rel["bias"] is None and abs(rel["risk"]) < 1, (rel, err)
+    code, text, err = run_cli(["sweep", *argv, "--format", "csv"], capsys)
+    row = dict(zip(*(line.split(",") for line in text.splitlines()[-2:])))
+    assert code == 0 and row["bias_rel_diff"] == "" and row["risk_rel_diff"] != "", row
