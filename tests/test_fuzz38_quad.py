@@ -1,6 +1,7 @@
 """Issue 32, fuzz38 (quad): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from tests.helpers import run_cli
 
@@ -58,3 +59,15 @@ def test_compare_json_and_sweep_csv_have_no_relative_difference_below_the_roundi
     code, text, err = run_cli(["sweep", *argv, "--format", "csv"], capsys)
     row = dict(zip(*(line.split(",") for line in text.splitlines()[-2:])))
     assert code == 0 and row["bias_rel_diff"] == "" and row["risk_rel_diff"] != "", row
+
+
+@pytest.mark.parametrize("lam", [1e300, 1e-300])
+def test_per_client_steps_take_the_range_of_lam(lam):
+    """F3: ``clients_steps_limit("rtfa", lam=1e300, ...)`` answered inf, inf (and 1e-300
+    answered) where ``clients_limit``, ``steps_limit`` and the CLI refuse lam outside
+    [1e-100, 1e100]."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    with pytest.raises(ValueError, match=r"lam must be 0 or lie in \[1e-100, 1e\+100\]"):
+        clients_steps_limit("rtfa", gamma=[1.0, 2.0], r=1.0, sigma=1.0, lam=lam, steps=10,
+                            step_size=0.001)
