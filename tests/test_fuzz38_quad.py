@@ -71,3 +71,16 @@ def test_per_client_steps_take_the_range_of_lam(lam):
     with pytest.raises(ValueError, match=r"lam must be 0 or lie in \[1e-100, 1e\+100\]"):
         clients_steps_limit("rtfa", gamma=[1.0, 2.0], r=1.0, sigma=1.0, lam=lam, steps=10,
                             step_size=0.001)
+
+
+def test_many_tiny_steps_away_from_gamma_one_answer():
+    """F1 (second input): gamma 2 with 3 clients after 1e12 steps of 9.007e-5 / 1e12 was
+    refused as "quadrature did not converge ... (lam or u too small?)" (neither is: the
+    power's rounding); it now answers as 1e9 steps of the same time do, to 1e-10."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    kw = dict(gamma=[2.0] * 3, r=1.0, sigma=1.0)
+    t = 2 ** 53 * 1e-16
+    far = clients_steps_limit("ftfa", steps=10 ** 12, step_size=t / 1e12, **kw)
+    near = clients_steps_limit("ftfa", steps=10 ** 9, step_size=t / 1e9, **kw)
+    np.testing.assert_allclose(far, near, rtol=1e-10)
