@@ -224,7 +224,8 @@ def _rows(plan, results) -> list:
     for i, (g, sig, s) in enumerate(plan["points"]):
         res, limit = results[i * reps:(i + 1) * reps], plan["limits"][i]
         summ = {q: summarize([x[q] for x in res], np.broadcast_to(getattr(limit, q),
-                                                                   len(tunings)))
+                                                                   len(tunings)),
+                             scale=np.broadcast_to(limit.risk, len(tunings)))
                 for q in QUANTITIES}
         for k, t in enumerate(tunings):
             row = {"method": method, "gamma": g, info.signal: sig, "sigma": s}

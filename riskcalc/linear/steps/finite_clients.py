@@ -41,7 +41,7 @@ from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.finite_clients.identity import check_pooled
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
-from riskcalc.linear.model import broadcast_shape
+from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.identity import identity_steps_group_limits
 from riskcalc.linear.steps.pencils import step_traces
@@ -106,6 +106,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     gam = parameter("gamma", vals["gamma"])
     sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
     lam_arr = as_array("lam", vals["lam"], low=0.0)
+    check_lam(lam_arr)      # as every route (1e300 answered inf; fuzz38 quad F3)
     weights = finite_clients.check_weights(weights)
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)

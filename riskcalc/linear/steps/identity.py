@@ -82,7 +82,11 @@ def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
     kk = np.tile(ks, idx.size // ks.size)[:, None]
 
     def traces(s, P, U, L, kk):
-        qk = (1.0 - eta * (s + L)) ** kk
+        # q^k as exp(k log1p(-eta (s + lam))) where 1 - eta (s + lam) rounds (below 1/2;
+        # above, 1 - x is exact): the power's rounding grew like k eps, beyond the rule's
+        # 1e-12 from 1e6 steps (FTFA at gamma 1, 0.001 x 1e6 refused; fuzz38 quad F1).
+        x = eta * (s + L)
+        qk = np.where(x < 0.5, np.exp(kk * np.log1p(-np.minimum(x, 0.5))), (1.0 - x) ** kk)
         # RTFA at lam = 0 is FTFA: (L + s q^k) / (s + L) is 0 / 0 at s = 0, which mp_expect
         # took as 0 on the null space (R = 1 there): bias 0.299 for 2.424 at gamma 2, 3 clients
         # (fuzz36 xroute F4).
