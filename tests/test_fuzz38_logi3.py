@@ -1,4 +1,5 @@
 """Issue 32, fuzz38 (logi3): what this fuzz found, each test failing before."""
+import numpy as np
 import pytest
 
 import riskcalc
@@ -22,3 +23,18 @@ def test_two_spectra_are_recorded_apart_by_every_result(call):
     assert a.describe() == b.describe()
     ra, rb = (call(s).as_dict()["params"]["spectrum"] for s in (a, b))
     assert ra == a.record() and rb == b.record() and ra != rb
+
+
+def test_mle_threshold_at_a_large_signal_searches_the_nodes_that_matter(monkeypatch):
+    # F2 (session 38's leftover 2): mle_threshold(1e5) took 11 s, every one of its ~16 search
+    # steps over the rule's ~1e7 nodes. Beyond FEW_NODES the search runs on the nodes whose
+    # terms are not negligible (about 3 passes over the rule in all: 2.3 s at 1e5); the value
+    # is the full search's (here kappa = 2000, 183,360 nodes) to 1e-15.
+    from riskcalc.logistic import transition
+
+    seen = []
+    psi = transition._psi
+    monkeypatch.setattr(transition, "_psi", lambda m: seen.append(np.size(m)) or psi(m))
+    h = transition.mle_threshold(2000.0)
+    assert h == pytest.approx(0.0005076335907499926, rel=1e-14)
+    assert sum(seen) < 4 * max(seen) and max(seen) == 183360
