@@ -38,3 +38,15 @@ def test_mle_threshold_at_a_large_signal_searches_the_nodes_that_matter(monkeypa
     h = transition.mle_threshold(2000.0)
     assert h == pytest.approx(0.0005076335907499926, rel=1e-14)
     assert sum(seen) < 4 * max(seen) and max(seen) == 183360
+
+
+@pytest.mark.parametrize("weights", ["x", "Samples", None, ["samples"]])
+@pytest.mark.parametrize("pfedme", [False, True])
+def test_simulate_replicate_refuses_a_weighting_it_does_not_know(weights, pfedme):
+    # F3 (session 38's leftover 3): the public task function read every weights but
+    # "samples" as uniform (global model and FedProx's), answering for weights="x".
+    from montecarlo.logistic.pipeline import simulate_replicate
+
+    with pytest.raises(ValueError, match=r"weights must be one of \('samples', 'uniform'\)"):
+        simulate_replicate(gammas=[0.5, 1.0], rs=[0.5, 0.5], signal=1.0, lams=[0.5],
+                           global_lam=0.1, d=6, seed=0, rep=0, weights=weights, pfedme=pfedme)

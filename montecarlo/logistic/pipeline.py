@@ -49,7 +49,7 @@ from scipy.special import expit
 
 from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
-from montecarlo.logistic.fits import Weighted, fedprox_model, global_model
+from montecarlo.logistic.fits import WEIGHTS, Weighted, fedprox_model, global_model
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeline_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -61,7 +61,6 @@ from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
 ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "pfedme")
-WEIGHTS = ("samples", "uniform")
 def population_metrics(w_hat, w_i, root_s=None) -> dict:
     """Risk, cosine, exact test log-loss and test error of ``w_hat`` for client model ``w_i``
     (module docstring); ``root_s``: the square roots of ``Sigma``'s diagonal (None: I)."""
