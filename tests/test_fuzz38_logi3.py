@@ -64,3 +64,36 @@ def test_ridge_simulation_names_the_centre_it_could_not_fit():
         ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=6, seed=0,
                                  rep=0, centre_scale=1e10)
     assert "l2" not in str(err.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda **kw: riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=0.5, clients=3, **kw),
+    lambda **kw: riskcalc.logistic_limit(gamma=[2, 3], signal=1, r=1, lam=0.5, clients=3,
+                                         **kw),
+    lambda **kw: riskcalc.logistic_clients_limit(gamma=[2, 3], signal=1, r=[1, 1], lam=0.5,
+                                                 **kw),
+    lambda **kw: riskcalc.logistic_clients_limit(gamma=[[2, 3]], signal=1, r=[1, 1], lam=0.5,
+                                                 **kw),
+], ids=["finite", "finite_grid", "clients", "clients_grid"])
+def test_local_ridge_notes_the_global_penalty_it_does_not_use(call):
+    # F5 (session 38's leftover 5): local ridge took global_lam in Python and answered with no
+    # note (the command line noted it): a reader of the result took the penalty to count.
+    note = "local_ridge uses no global model: global_lam plays no part"
+    given = call(method="local_ridge", global_lam=0.1)
+    assert note in given.notes
+    assert note not in call(method="local_ridge").notes
+    assert note not in call(method="rtfa", global_lam=0.1).notes
+
+
+def test_the_command_line_says_the_local_ridge_note_once(capsys):
+    # F5's command-line side: the command line noted the penalty (its own note) while the
+    # Python result did not; now the result notes it, and the command line says it once.
+    from tests.helpers import run_cli
+
+    argv = ["predict", "local_ridge", "--model", "logistic", "--gamma", "2", "--signal", "1",
+            "--r", "1", "--lam", "0.5", "--clients", "3", "--global-lam", "0.1"]
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and out.count("no global model") == 1
+    assert "global_lam plays no part" in riskcalc.logistic_limit(
+        gamma=2, signal=1, r=1, lam=0.5, clients=3, global_lam=0.1,
+        method="local_ridge").as_dict()["notes"][0]
