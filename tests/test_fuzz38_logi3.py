@@ -97,3 +97,18 @@ def test_the_command_line_says_the_local_ridge_note_once(capsys):
     assert "global_lam plays no part" in riskcalc.logistic_limit(
         gamma=2, signal=1, r=1, lam=0.5, clients=3, global_lam=0.1,
         method="local_ridge").as_dict()["notes"][0]
+
+
+def test_advise_says_a_refusal_shared_by_every_candidate_once():
+    # F6 (session 38's leftover 6): a signal beyond the limits' reach refused every candidate
+    # alike, and "no candidate could be evaluated" repeated that refusal seven times (local
+    # ridge's as "local_ridge with none weights"). Each reason is said once, after the
+    # candidates it applies to.
+    from riskcalc.advise.logistic import LogisticFederation, advise_logistic
+
+    fed = LogisticFederation(gamma=[2.0, 3.0], r=[1.0, 1.0], signal=2e5, global_lam=0.1)
+    with pytest.raises(ValueError, match=r"^no candidate could be evaluated: fedavg with "
+                       r"samples weights, fedavg with uniform weights, .*pfedme with uniform "
+                       r"weights, local_ridge: signal = 200000") as err:
+        advise_logistic(fed)
+    assert str(err.value).count("signal = 200000") == 1

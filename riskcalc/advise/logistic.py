@@ -206,7 +206,7 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
-    cands, skipped = [], []
+    cands, failed = [], []
     # Equal gammas make the two weightings one: their candidates are the same limits.
     same = bool(np.all(fed.gamma == fed.gamma[0]))
     for method in PIPELINES:
@@ -221,10 +221,19 @@ def advise_logistic(federation: LogisticFederation, methods=None,
                                         None if name == "none" else starts[name]))
             except (ValueError, SolverError) as exc:
                 # e.g. global_lam = 0 with separable pooled data, or no converged fixed point
-                skipped.append(f"{method} with {name} weights: {exc}")
+                failed.append((method if name == "none" else f"{method} with {name} weights",
+                               str(exc)))
         done(method)
+    skipped = [f"{who}: {why}" for who, why in failed]
     if not cands:
-        raise ValueError("no candidate could be evaluated: " + "; ".join(skipped))
+        # One refusal shared by every candidate (a signal beyond the limits' reach) was
+        # repeated once per candidate, seven times: each reason is said once, with its
+        # candidates (local ridge, which has no weights, was "local_ridge with none weights").
+        reasons = {}
+        for who, why in failed:
+            reasons.setdefault(why, []).append(who)
+        raise ValueError("no candidate could be evaluated: " + "; ".join(
+            f"{', '.join(who)}: {why}" for why, who in reasons.items()))
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
