@@ -112,3 +112,31 @@ def test_advise_says_a_refusal_shared_by_every_candidate_once():
                        r"weights, local_ridge: signal = 200000") as err:
         advise_logistic(fed)
     assert str(err.value).count("signal = 200000") == 1
+
+
+TASK = dict(gammas=[0.5, 1.0], rs=[0.5, 0.5], signal=1.0, lams=[0.5], global_lam=0.1, d=6,
+            seed=0, rep=0)
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(target=2), r"target must be an integer in \[0, 1\], got 2"),
+    (dict(target=-1), r"target must be an integer in \[0, 1\], got -1"),
+    (dict(target=True), r"target must be an integer in \[0, 1\], got True"),
+    (dict(global_lam=-1.0), r"global_lam must lie in \[0, inf\)"),
+    (dict(global_lam=np.nan), r"global_lam must be a finite number"),
+    (dict(signal=-1.0), r"signal must lie in \[0, inf\)"),
+    (dict(lams=[0.0]), r"lam must lie in \(0, inf\)"),
+    (dict(d=1), r"d must be an integer >= 2"),
+    (dict(eigenvalues=[1.0] * 5), r"eigenvalues must hold d = 6 values, got 5"),
+    (dict(rep=-1), r"rep must be an integer >= 0"),
+])
+def test_the_pipeline_task_function_checks_its_arguments(change, match):
+    # F7 (this fuzz): the public task function checked nothing: target 2 of 2 clients was an
+    # IndexError, -1 silently the last client, True numpy's broadcast error, global_lam -1
+    # prox's "set l2 > 0", five eigenvalues beside d = 6 a broadcast error; d = 1, signal -1
+    # and lam 0 answered (simulate_pipeline refuses each). It checks them as the pipeline does.
+    from montecarlo.logistic.pipeline import simulate_replicate
+
+    with pytest.raises(ValueError, match=match):
+        simulate_replicate(**{**TASK, **change})
+
