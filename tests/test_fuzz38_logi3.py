@@ -140,3 +140,13 @@ def test_the_pipeline_task_function_checks_its_arguments(change, match):
     with pytest.raises(ValueError, match=match):
         simulate_replicate(**{**TASK, **change})
 
+
+@pytest.mark.parametrize("n_test", [0, True, 2.5])
+def test_the_ridge_task_function_refuses_a_test_set_size_that_is_no_count(n_test):
+    # F8 (this fuzz): n_test = 0 measured NaN metrics (numpy's "Mean of empty slice"), True
+    # and 2.5 were TypeErrors naming no parameter.
+    from montecarlo.logistic import ridge
+
+    with pytest.raises(ValueError, match=r"^n_test must be an integer >= 1"):
+        ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=6, seed=0, rep=0,
+                                 n_test=n_test)

@@ -68,6 +68,8 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     lams = as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)
     d = positive_int("d", d, minimum=2)
     centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
+    # 0 test points measured NaN metrics (numpy's "Mean of empty slice"), True one point.
+    n_test = positive_int("n_test", n_test)
     n = client_sizes([gamma], d)[0]
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
