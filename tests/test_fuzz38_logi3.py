@@ -150,3 +150,13 @@ def test_the_ridge_task_function_refuses_a_test_set_size_that_is_no_count(n_test
     with pytest.raises(ValueError, match=r"^n_test must be an integer >= 1"):
         ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=6, seed=0, rep=0,
                                  n_test=n_test)
+
+
+def test_a_logistic_federation_of_nested_lists_says_what_is_wrong():
+    # F9 (this fuzz): r = [[1, 1]] beside gamma = [2, 3] was refused as "gamma and r must be
+    # lists of one length (one entry per client); got 2 and 2", a contradiction.
+    from riskcalc.advise.logistic import LogisticFederation
+
+    with pytest.raises(ValueError, match=r"^r must be a 1-d list \(one entry per client\), "
+                       r"got an array of shape \(1, 2\)$"):
+        LogisticFederation(gamma=[2.0, 3.0], r=[[1.0, 1.0]], signal=1.0, global_lam=0.1)

@@ -102,7 +102,11 @@ class LogisticFederation:
     def __post_init__(self):
         gamma = np.atleast_1d(as_array("gamma", self.gamma, low=0.0, low_open=True))
         r = np.atleast_1d(as_array("r", self.r, low=0.0))
-        if gamma.ndim != 1 or r.ndim != 1 or gamma.size != r.size:
+        for name, value in (("gamma", gamma), ("r", r)):
+            if value.ndim != 1:     # was "lists of one length ...; got 2 and 2"
+                raise ValueError(f"{name} must be a 1-d list (one entry per client), got an "
+                                 f"array of shape {value.shape}")
+        if gamma.size != r.size:
             raise ValueError(f"gamma and r must be lists of one length (one entry per client); "
                              f"got {gamma.size} and {r.size}")
         if gamma.size < 2:
