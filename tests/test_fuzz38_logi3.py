@@ -160,3 +160,15 @@ def test_a_logistic_federation_of_nested_lists_says_what_is_wrong():
     with pytest.raises(ValueError, match=r"^r must be a 1-d list \(one entry per client\), "
                        r"got an array of shape \(1, 2\)$"):
         LogisticFederation(gamma=[2.0, 3.0], r=[[1.0, 1.0]], signal=1.0, global_lam=0.1)
+
+
+@pytest.mark.parametrize("extra", [{"signal": 5.0}, {"sigma": 0.5}, {"lam": 3.0}])
+def test_a_client_entry_with_a_key_it_does_not_use_is_refused(extra):
+    # F10 (this fuzz): logistic_clients_limit(clients=[{"gamma", "r", "signal": 5}, ...])
+    # dropped the other keys silently: a client's own signal or penalty read as taken.
+    key = next(iter(extra))
+    with pytest.raises(ValueError, match=rf"^client 0: unknown key\(s\) '{key}'; a client "
+                       r"entry takes 'gamma' and 'r' only$"):
+        riskcalc.logistic_clients_limit(
+            clients=[{"gamma": 2.0, "r": 1.0, **extra}, {"gamma": 3.0, "r": 1.0}],
+            signal=1.0, lam=0.5, global_lam=0.1)

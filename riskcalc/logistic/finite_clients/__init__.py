@@ -183,6 +183,13 @@ def _client_lists(gamma, r, clients):
                              f"(gamma, r) pair ({exc})") from None
         if any(len(p) != 2 for p in pairs):
             raise ValueError("each client must be a (gamma, r) pair")
+        for j, c in enumerate(clients):
+            # Other keys were dropped silently ({"gamma", "r", "signal": 5}: the shared
+            # signal answered, as if a client's own had been taken).
+            other = sorted(set(c) - {"gamma", "r"}) if isinstance(c, Mapping) else ()
+            if other:
+                raise ValueError(f"client {j}: unknown key(s) {', '.join(map(repr, other))}; "
+                                 "a client entry takes 'gamma' and 'r' only")
         gamma, r = [p[0] for p in pairs], [p[1] for p in pairs]
     if gamma is None or r is None:
         raise ValueError("per-client gamma and r are required")
