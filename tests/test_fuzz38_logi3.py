@@ -172,3 +172,20 @@ def test_a_client_entry_with_a_key_it_does_not_use_is_refused(extra):
         riskcalc.logistic_clients_limit(
             clients=[{"gamma": 2.0, "r": 1.0, **extra}, {"gamma": 3.0, "r": 1.0}],
             signal=1.0, lam=0.5, global_lam=0.1)
+
+
+def test_logistic_advise_beyond_the_limits_reach_says_so_before_its_estimate(tmp_path, capsys):
+    # F11 (this fuzz): a federation file with signal 1e6 was refused by the time estimate,
+    # "estimated 66.6 days of work ... use fewer clients, or allow more time with
+    # --max-minutes" (2 clients; neither answers). It says the reach, and what does answer.
+    import json
+
+    from tests.helpers import run_cli
+
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1e6, "clients": [
+        {"name": "a", "gamma": 2.0, "r": 1.0}, {"name": "b", "gamma": 3.0, "r": 1.0}]}))
+    code, _, err = run_cli(["advise", "--model", "logistic", "--federation", str(fed),
+                            "--global-lam", "0.1", "--no-progress"], capsys)
+    assert code == 2 and err.startswith("error: signal = 1e+06 and r up to 1 put ||w_i|| at ")
+    assert err.rstrip().endswith("lower signal and r") and "days" not in err

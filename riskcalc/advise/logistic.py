@@ -45,7 +45,8 @@ from riskcalc._validate import as_array
 from riskcalc.advise import pipelines
 from riskcalc.advise.result import Advice, Candidate
 from riskcalc.errors import SolverError
-from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
+from riskcalc.logistic.finite_clients import (ALIASES, canonical_method, check_reach,
+                                              logistic_clients_limit)
 from riskcalc.logistic.tuning import LAM_RANGE
 from riskcalc.logistic.work import finite_seconds
 from riskcalc.spectrum import as_spectrum
@@ -324,7 +325,10 @@ def search(evaluate):
 def estimate_seconds(fed: LogisticFederation, methods=PIPELINES) -> float:
     """Estimated seconds of ``advise_logistic(fed, methods)``: the sum of
     ``riskcalc.logistic.work.finite_seconds`` over the calls it makes (``_solves``), Sigma = I
-    (a spectrum's solvers are not costed)."""
+    (a spectrum's solvers are not costed). ValueError, as the limits refuse it, for a
+    federation beyond their reach: its estimate (signal 1e6: 66.6 days) advised fewer clients
+    or more time, neither of which answers."""
+    check_reach(fed.signal, fed.r, fed.spectrum)
     return float(sum(finite_seconds(fed.gamma, fed.r, fed.signal, lam, fed.global_lam, method,
                                     targets, pooled=pooled) * count
                      for method, lam, targets, pooled, count in _solves(fed, methods)))
