@@ -10,6 +10,7 @@ from scipy.special import expit
 
 from montecarlo.experiments.newton import damped_newton
 from montecarlo.experiments.separability import separable
+from riskcalc._validate import one_of
 from riskcalc.errors import SolverError
 
 #: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
@@ -41,10 +42,23 @@ class Weighted:
         return damped_newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
 
 
+#: The clients' weightings of the global objective.
+WEIGHTS = ("samples", "uniform")
+
+
+def check_weights(weights) -> str:
+    """``weights``, one of ``WEIGHTS``, or ValueError: anything but ``"samples"`` was read as
+    ``"uniform"`` (``weights="x"`` by the public ``simulate_replicate``)."""
+    if not one_of(weights, WEIGHTS):
+        raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
+    return weights
+
+
 def sample_weights(sizes, weights: str):
     """Per-sample weights ``c_j`` of the global objective (module docstring), one per sample."""
     sizes = np.asarray(sizes)
-    per = 1.0 / sizes.sum() if weights == "samples" else 1.0 / (len(sizes) * sizes)
+    per = (1.0 / sizes.sum() if check_weights(weights) == "samples"
+           else 1.0 / (len(sizes) * sizes))
     return np.repeat(np.broadcast_to(per, sizes.shape), sizes)
 
 
@@ -77,7 +91,8 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
     Lemma 3).
     """
     sizes = np.array([len(b) for b in y])
-    p = sizes / sizes.sum() if weights == "samples" else np.full(len(sizes), 1.0 / len(sizes))
+    p = (sizes / sizes.sum() if check_weights(weights) == "samples"
+         else np.full(len(sizes), 1.0 / len(sizes)))
     if global_lam == 0.0 and separable(np.concatenate(X), np.concatenate(y)):
         raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
                           "the FedProx objective has no finite minimizer; use global_lam > 0")

@@ -49,7 +49,7 @@ from scipy.special import expit
 
 from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
-from montecarlo.logistic.fits import Weighted, fedprox_model, global_model
+from montecarlo.logistic.fits import Weighted, check_weights, fedprox_model, global_model
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeline_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -61,7 +61,6 @@ from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
 ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "pfedme")
-WEIGHTS = ("samples", "uniform")
 def population_metrics(w_hat, w_i, root_s=None) -> dict:
     """Risk, cosine, exact test log-loss and test error of ``w_hat`` for client model ``w_i``
     (module docstring); ``root_s``: the square roots of ``Sigma``'s diagonal (None: I)."""
@@ -147,7 +146,16 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
         ``"global": {"overlap": w_g.w_0 / S^2, "dist": ||w_g - w_0||^2}``. ``eigenvalues``:
         ``Sigma``'s diagonal (None: the identity).
     """
-    root_s = None if eigenvalues is None else np.sqrt(np.asarray(eigenvalues, float))
+    # A public task function: it checked nothing (target 2 of 2 clients an IndexError, -1 the
+    # last client, global_lam -1 prox's "set l2 > 0", 5 eigenvalues beside d = 6 numpy's
+    # broadcast error, d = 1 and signal -1 answered).
+    gammas, rs, signal, lams, global_lam, d = _checked(gammas, rs, None, signal, lams,
+                                                       global_lam, d, weights, target)
+    seed, rep = check_seed(seed), positive_int("rep", rep, minimum=0)
+    root_s = None if eigenvalues is None else np.sqrt(
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+    if root_s is not None and root_s.size != d:
+        raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep,
                                   root_s=root_s)
     w_i = W[target]
@@ -204,6 +212,24 @@ def federation(gamma, r, clients=None):
         m = clients
     m = 1 if m is None else m
     return [float(v) for v in np.broadcast_to(g, m)], [float(v) for v in np.broadcast_to(rr, m)]
+
+
+def _checked(gamma, r, clients, signal, lams, global_lam, d, weights, target):
+    """``simulate_pipeline``'s and ``simulate_replicate``'s shared arguments, checked:
+    ``(gammas, rs, signal, lams, global_lam, d)``."""
+    gammas, rs = federation(gamma, r, clients)
+    m = len(gammas)
+    # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
+    # replicates measure it and the sweep and the limits answer it.
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
+    global_lam = float(as_array("global_lam", global_lam, low=0.0, ndim=0))
+    d = positive_int("d", d, minimum=2)
+    check_weights(weights)
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
+            or not 0 <= target < m:
+        raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
+    return gammas, rs, signal, lams, global_lam, d
 
 
 def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
@@ -263,21 +289,11 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     """
     # "no" or 0.5 switched FedProx on (its M proximal solves per step: slow).
     pfedme = flag("pfedme", pfedme) or flag("fedprox", fedprox)
-    gammas, rs = federation(gamma, r, clients)
+    gammas, rs, signal, lams, global_lam, d = _checked(gamma, r, clients, signal, lams,
+                                                       global_lam, d, weights, target)
     m = len(gammas)
-    # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
-    # replicates measure it and the sweep and the limits answer it.
-    signal = float(as_array("signal", signal, low=0.0, ndim=0))
-    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
-    global_lam = float(as_array("global_lam", global_lam, low=0.0, ndim=0))
-    d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
-    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
-            or not 0 <= target < m:
-        raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
     # A SPEC string (the limits take one) was an AttributeError on .is_identity.
     spectrum = as_spectrum(spectrum, d)
     check_reach(signal, rs[target], 1.0 if spectrum is None else float(np.sqrt(np.max(

@@ -32,6 +32,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc._validate import as_array, positive_int
+from riskcalc.errors import SolverError
 from riskcalc.logistic.engine.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.spectrum import as_spectrum
 
@@ -67,6 +68,8 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     lams = as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)
     d = positive_int("d", d, minimum=2)
     centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
+    # 0 test points measured NaN metrics (numpy's "Mean of empty slice"), True one point.
+    n_test = positive_int("n_test", n_test)
     n = client_sizes([gamma], d)[0]
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
@@ -88,7 +91,17 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     gap = np.linalg.norm(w_i - c)
     W = c[None, :]
     for k in np.argsort(-lams):
-        W = prox(losses, c[None, :], float(lams[k]), W)
+        try:
+            W = prox(losses, c[None, :], float(lams[k]), W)
+        except SolverError as err:
+            # prox's own message named "l2", a parameter of another function, and advised it.
+            far = abs(centre_scale) * signal
+            raise SolverError(
+                f"the ridge fit at lam = {lams[k]:g} around centre_scale * w_0 (centre_scale "
+                f"= {centre_scale:g}, norm {far:.3g}) did not converge "
+                f"({str(err).partition(' (')[0].removeprefix('prox: ')})" + (
+                    ": a centre this far from w_i leaves the fit's gradient in rounding; give "
+                    "a centre_scale nearer 1" if far > 1e3 else "")) from None
         w = W[0]
         dw, dc = w - w_i, w - c
         z = X_test @ w

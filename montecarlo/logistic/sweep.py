@@ -163,7 +163,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
                         valid=valid)
-    label = "identity" if spectrum is None else spectrum.describe()
+    label = "identity" if spectrum is None else spectrum.record()
     rows = []
     for i, (g, rr, m) in enumerate(points):
         res = results[i * reps:(i + 1) * reps]

@@ -45,7 +45,8 @@ from riskcalc._validate import as_array
 from riskcalc.advise import pipelines
 from riskcalc.advise.result import Advice, Candidate
 from riskcalc.errors import SolverError
-from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
+from riskcalc.logistic.finite_clients import (ALIASES, canonical_method, check_reach,
+                                              logistic_clients_limit)
 from riskcalc.logistic.tuning import LAM_RANGE
 from riskcalc.logistic.work import finite_seconds
 from riskcalc.spectrum import as_spectrum
@@ -102,7 +103,11 @@ class LogisticFederation:
     def __post_init__(self):
         gamma = np.atleast_1d(as_array("gamma", self.gamma, low=0.0, low_open=True))
         r = np.atleast_1d(as_array("r", self.r, low=0.0))
-        if gamma.ndim != 1 or r.ndim != 1 or gamma.size != r.size:
+        for name, value in (("gamma", gamma), ("r", r)):
+            if value.ndim != 1:     # was "lists of one length ...; got 2 and 2"
+                raise ValueError(f"{name} must be a 1-d list (one entry per client), got an "
+                                 f"array of shape {value.shape}")
+        if gamma.size != r.size:
             raise ValueError(f"gamma and r must be lists of one length (one entry per client); "
                              f"got {gamma.size} and {r.size}")
         if gamma.size < 2:
@@ -206,7 +211,7 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
-    cands, skipped = [], []
+    cands, failed = [], []
     # Equal gammas make the two weightings one: their candidates are the same limits.
     same = bool(np.all(fed.gamma == fed.gamma[0]))
     for method in PIPELINES:
@@ -221,10 +226,19 @@ def advise_logistic(federation: LogisticFederation, methods=None,
                                         None if name == "none" else starts[name]))
             except (ValueError, SolverError) as exc:
                 # e.g. global_lam = 0 with separable pooled data, or no converged fixed point
-                skipped.append(f"{method} with {name} weights: {exc}")
+                failed.append((method if name == "none" else f"{method} with {name} weights",
+                               str(exc)))
         done(method)
+    skipped = [f"{who}: {why}" for who, why in failed]
     if not cands:
-        raise ValueError("no candidate could be evaluated: " + "; ".join(skipped))
+        # One refusal shared by every candidate (a signal beyond the limits' reach) was
+        # repeated once per candidate, seven times: each reason is said once, with its
+        # candidates (local ridge, which has no weights, was "local_ridge with none weights").
+        reasons = {}
+        for who, why in failed:
+            reasons.setdefault(why, []).append(who)
+        raise ValueError("no candidate could be evaluated: " + "; ".join(
+            f"{', '.join(who)}: {why}" for why, who in reasons.items()))
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
@@ -311,7 +325,10 @@ def search(evaluate):
 def estimate_seconds(fed: LogisticFederation, methods=PIPELINES) -> float:
     """Estimated seconds of ``advise_logistic(fed, methods)``: the sum of
     ``riskcalc.logistic.work.finite_seconds`` over the calls it makes (``_solves``), Sigma = I
-    (a spectrum's solvers are not costed)."""
+    (a spectrum's solvers are not costed). ValueError, as the limits refuse it, for a
+    federation beyond their reach: its estimate (signal 1e6: 66.6 days) advised fewer clients
+    or more time, neither of which answers."""
+    check_reach(fed.signal, fed.r, fed.spectrum)
     return float(sum(finite_seconds(fed.gamma, fed.r, fed.signal, lam, fed.global_lam, method,
                                     targets, pooled=pooled) * count
                      for method, lam, targets, pooled, count in _solves(fed, methods)))

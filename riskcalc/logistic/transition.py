@@ -59,6 +59,33 @@ def mle_threshold(kappa) -> float:
     # grows like t^2 E[(YV)_-^2] for large t. The minimizer grows like 0.379 kappa (mpmath at
     # kappa = 100, 1000): a bracket fixed at [0, 50] returned its edge's value beyond kappa ~
     # 132, h(1000) = 0.0043 for 0.0010153 (1.0153 / kappa as kappa -> inf).
+    at_zero = objective(0.0)
+    if v.size > FEW_NODES:
+        res = _narrow(v, weight, kappa)
+        if res is not None:
+            return min(res, at_zero)
     res = minimize_scalar(objective, bounds=(0.0, max(50.0, kappa)), method="bounded",
                           options={"xatol": 1e-12})
-    return min(float(res.fun), objective(0.0))
+    return min(float(res.fun), at_zero)
+
+
+#: Rules beyond this many nodes (kappa above ~1000) are searched on the nodes that matter:
+#: the ~1e7 nodes at kappa = 1e5 took 11 s over the search's ~16 evaluations.
+FEW_NODES = 50_000
+
+
+def _narrow(v, weight, kappa):
+    """The minimum over t in [kappa / 4, kappa / 2] (it lies near 0.3786 kappa), on the nodes
+    whose bound ``weight * max(psi(kappa v / 4), psi(kappa v / 2))`` (psi is decreasing, so
+    each node's term is largest at one end for every t between) is not negligible: the nodes
+    dropped add at most 1e-15 of the bounds' sum to any t's objective. None when the minimum
+    falls at an end of the bracket (the full search then answers)."""
+    from scipy.optimize import minimize_scalar
+
+    lo, hi = 0.25 * kappa, 0.5 * kappa
+    bound = weight * np.maximum(_psi(lo * v), _psi(hi * v))
+    keep = bound >= 1e-15 * bound.sum() / bound.size
+    v, weight = v[keep], weight[keep]
+    res = minimize_scalar(lambda t: float(np.sum(weight * _psi(t * v))), bounds=(lo, hi),
+                          method="bounded", options={"xatol": 1e-12 * kappa})
+    return float(res.fun) if lo * (1 + 1e-6) < res.x < hi * (1 - 1e-6) else None

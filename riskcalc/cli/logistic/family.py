@@ -259,7 +259,7 @@ def _local_note(out, prob):
     target's own, whatever the federation (it answered with --clients and --global-lam and said
     nothing of them)."""
     if prob["method"] == "local_ridge":
-        out["notes"] = list(out.get("notes") or ()) + [
+        out["notes"] = [n for n in out.get("notes") or () if "no global model" not in n] + [
             "local_ridge uses no global model: the other clients of the federation and the "
             "global model's penalty play no part"]
     return out

@@ -244,7 +244,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
                              for s in specs]
     elif spectrum is not None:      # was left out: the result did not say its covariance
-        params["spectrum"] = spectrum.describe()
+        params["spectrum"] = spectrum.record()
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),

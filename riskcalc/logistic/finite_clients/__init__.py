@@ -27,6 +27,7 @@ is ``riskcalc.logistic.finite_clients.point``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -150,10 +151,10 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
         if spectrum is not None:
             raise ValueError("spectrum: the finite-M grids (array arguments) are for Sigma = I;"
                              " with a spectrum give numbers")
-        return finite_grid(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
-                           global_lam=global_lam, weights=weights,
-                           method=_presence(method, lam, global_lam, weights),
-                           solve=solve_point, max_seconds=max_seconds)
+        return _noted(finite_grid(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
+                                  global_lam=global_lam, weights=weights,
+                                  method=_presence(method, lam, global_lam, weights),
+                                  solve=solve_point, max_seconds=max_seconds), global_lam)
     clients = identical_clients(clients)
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
@@ -182,6 +183,13 @@ def _client_lists(gamma, r, clients):
                              f"(gamma, r) pair ({exc})") from None
         if any(len(p) != 2 for p in pairs):
             raise ValueError("each client must be a (gamma, r) pair")
+        for j, c in enumerate(clients):
+            # Other keys were dropped silently ({"gamma", "r", "signal": 5}: the shared
+            # signal answered, as if a client's own had been taken).
+            other = sorted(set(c) - {"gamma", "r"}) if isinstance(c, Mapping) else ()
+            if other:
+                raise ValueError(f"client {j}: unknown key(s) {', '.join(map(repr, other))}; "
+                                 "a client entry takes 'gamma' and 'r' only")
         gamma, r = [p[0] for p in pairs], [p[1] for p in pairs]
     if gamma is None or r is None:
         raise ValueError("per-client gamma and r are required")
@@ -250,9 +258,10 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
             raise ValueError("spectrum, clients: the finite-M grids (array signal, lam, "
                              "global_lam, or per-client gamma, r of shape (..., M)) take gamma "
                              "and r arrays and Sigma = I")
-        return clients_grid(gamma=gamma, r=r, signal=signal, lam=lam, global_lam=global_lam,
-                            weights=weights, method=_presence(method, lam, global_lam, weights),
-                            target=target, solve=solve_point, max_seconds=max_seconds)
+        return _noted(clients_grid(
+            gamma=gamma, r=r, signal=signal, lam=lam, global_lam=global_lam, weights=weights,
+            method=_presence(method, lam, global_lam, weights), target=target,
+            solve=solve_point, max_seconds=max_seconds), global_lam)
     method = canonical_method(method)
     global_lam, lam = _check(method, lam, global_lam, weights)
     gam, rr = _client_lists(gamma, r, clients)
@@ -272,16 +281,29 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         check_reach(signal, targets, spectrum)
         if max_seconds is not None:
             check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum)
-        return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
-                               global_lam, weights, target, spectrum, max_seconds)
+        return _noted(naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal,
+                                      lam, global_lam, weights, target, spectrum, max_seconds),
+                      global_lam)
     wanted = np.arange(m) if target is None else np.array([target])
     point = solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted,
                         max_seconds=max_seconds)
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
                   global_lam=global_lam, weights=weights, clients=m,
                   targets=wanted.tolist())
-    return LogisticClientsResult(method, params, **point.values,
-                                 mean={q: float(np.mean(v)) for q, v in point.values.items()},
-                                 global_overlap=point.overlap, global_dist=point.dist,
-                                 iterations=int(point.iterations),
-                                 residual=float(point.residual), notes=())
+    return _noted(LogisticClientsResult(
+        method, params, **point.values,
+        mean={q: float(np.mean(v)) for q, v in point.values.items()},
+        global_overlap=point.overlap, global_dist=point.dist, iterations=int(point.iterations),
+        residual=float(point.residual), notes=()), global_lam)
+
+
+#: Said where local ridge is given a global model's penalty (taken silently in Python).
+LOCAL_NOTE = "local_ridge uses no global model: global_lam plays no part"
+
+
+def _noted(res, global_lam):
+    """``res`` with ``LOCAL_NOTE`` added where it is local ridge's and ``global_lam`` was
+    given (the command line noted it; Python answered as if it counted)."""
+    if res.method != "local_ridge" or global_lam is None or LOCAL_NOTE in res.notes:
+        return res
+    return replace(res, notes=tuple(res.notes) + (LOCAL_NOTE,))

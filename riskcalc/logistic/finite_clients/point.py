@@ -312,7 +312,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
                   global_lam=global_lam, weights=weights, clients=m, targets=wanted.tolist(),
-                  spectrum=spectrum.describe())
+                  spectrum=spectrum.record())
     return LogisticClientsResult(method, params, **values,
                                  mean={q: float(np.mean(v)) for q, v in values.items()},
                                  global_overlap=overlap, global_dist=dist,

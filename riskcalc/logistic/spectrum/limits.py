@@ -89,7 +89,7 @@ def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", thet
     o = outputs(x, rule, p)
     notes = () if o["cosine"] == o["cosine"] else ("w_i = c (r = 0): the cosine is undefined",)
     params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=float(lam),
-                  spectrum=spectrum.describe())
+                  spectrum=spectrum.record())
     if centre != "oracle" or theta is not None:
         params.update(centre=centre, centre_scale=scale)
     return LogisticResult(params, risk=float(o["risk"]), cosine=float(o["cosine"]),
@@ -176,7 +176,7 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     rows = [solve_at(*point, spectrum, centre) for point in zip(*flat)]
     params = dict(gamma=arrays[0].astype(float), signal=arrays[1].astype(float),
                   r=arrays[2].astype(float), lam=arrays[3].astype(float),
-                  spectrum=spectrum.describe())
+                  spectrum=spectrum.record())
     if centre != "oracle":
         params.update(centre=centre, centre_scale=np.array(
             [row.params["centre_scale"] for row in rows]).reshape(shape))
