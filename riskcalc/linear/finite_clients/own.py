@@ -104,16 +104,19 @@ def check_weight_range(method: str, gam, tuning) -> None:
     """SolverError where psi overflows on a client's spectrum (MAML-FL's from s ~ 1e62 at
     alpha = 0.1: inf times a vanishing (b + t)^-2 is NaN), naming the gamma that stays finite."""
     psi = objective(method, tuning)[1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        fine = [np.isfinite(psi(np.maximum(g, 1) * (1 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
-                for g in (gam, 10 ** (np.arange(2001) / 20))]
-    bad = gam[~fine[0]]
+
+    def finite(g):          # psi at the top of the Marchenko-Pastur law of ratio g
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.isfinite(psi(np.maximum(g, 1) * (1 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
+
+    bad = gam[~finite(gam)]
     if bad.size:
+        grid = finite(10 ** (np.arange(2001) / 20))     # only for the message
         raise SolverError(
             f"{method}'s finite-M limit: its weight psi (paper 003, eqs. 12-14; MAML-FL's "
             f"s (1 - alpha s)^4) overflows double precision on the spectrum of the client at "
             f"gamma = {max(bad):.3g}; it stays finite up to gamma ~ "
-            f"{10 ** ((np.argmin(fine[1]) - 1) / 20):.3g} here")
+            f"{10 ** ((np.argmin(grid) - 1) / 20):.3g} here")
 
 
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
