@@ -13,6 +13,7 @@ import pytest
 from montecarlo.runner import budget
 from riskcalc.cli import main
 from riskcalc.estimate import data as estimate_data
+from riskcalc.estimate import files as estimate_files
 from riskcalc.estimate import estimate
 from riskcalc.estimate.pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
@@ -67,7 +68,7 @@ def test_huge_response_array_refused_from_its_header(tmp_path):
                 np.lib.format.write_array_header_1_0(
                     fh, {"descr": "<f8", "fortran_order": False, "shape": shape})
     with pytest.raises(ValueError, match="the arrays hold N = 1e.11 rows"):
-        estimate_data.load(path)
+        estimate_files.load(path)
 
 
 def test_limit_applies_to_real_files(tmp_path, capsys):
@@ -116,7 +117,7 @@ def test_working_bytes_bounds_the_measured_peak(tmp_path, N, d, m, route):
     del X, y, c
     tracemalloc.start()
     try:
-        est = estimate(*estimate_data.load(tmp_path / "fed.npz"), route=route)
+        est = estimate(*estimate_files.load(tmp_path / "fed.npz"), route=route)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -180,7 +180,7 @@ def test_rtfa_lam_zero_along_the_rounds_says_why():
 
 def test_estimate_reads_a_quoted_csv_header(tmp_path):
     """A spreadsheet's quoted header ("client","y","x0") was refused as lacking 'client'."""
-    from riskcalc.estimate.data import _load_csv
+    from riskcalc.estimate.files import _load_csv
 
     path = tmp_path / "q.csv"
     path.write_text('"client","y","x0","x1"\n0,1.0,0.5,0.2\n1,0.3,0.1,0.9\n')

@@ -140,7 +140,7 @@ def test_overflowed_rows_do_not_size_the_contour():
 def test_estimate_data_without_a_header_line_is_refused_at_once(tmp_path):
     """20 GB of NULs (no newline) was read as one header line until memory ran out ('not
     enough memory ()'); the header is read to 16 MiB at most (a sparse 40 MB file here)."""
-    from riskcalc.estimate.data import load
+    from riskcalc.estimate.files import load
 
     path = tmp_path / "zeros.csv"
     with open(path, "wb") as fh:

@@ -3,9 +3,9 @@ the theory of the ``estimate`` verb, moment estimators of paper 003's model
 (``003_4b976ddf5225c17e.txt``, Sec. 2).
 
 Modules: ``estimator`` (``estimate``, ``estimate_file``; the estimators and their derivation
-in its docstring), ``result`` (``Estimate``, ``gauss_two_atoms``), ``data`` (reading and
-checking the data, the memory bound), ``pairs`` (r_j and ||theta_0|| from pair products, the
-directions' covariance), ``lsq`` (the least-squares route), ``work`` (its time, bounded by
+in its docstring), ``result`` (``Estimate``, ``gauss_two_atoms``), ``files`` (reading the
+data), ``data`` (checking them, the memory bound), ``pairs`` (r_j and ||theta_0|| from pair
+products, the directions' covariance), ``lsq`` (the least-squares route), ``work`` (its time, bounded by
 ``max_seconds``). The public names are imported here: ``from riskcalc.estimate import
 estimate`` as before the package.
 """

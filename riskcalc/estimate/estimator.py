@@ -66,8 +66,8 @@ import numpy as np
 
 from riskcalc._validate import as_array
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
-                                    check_repeated_rows, check_variation, load,
-                                    rank_deficient)
+                                    check_repeated_rows, check_variation, rank_deficient)
+from riskcalc.estimate.files import load
 from riskcalc.estimate.lsq import least_squares
 from riskcalc.estimate.pairs import distances, geometry
 from riskcalc.estimate.result import FLAT, Estimate, _flat, _unflat, gauss_two_atoms

@@ -1,0 +1,198 @@
+"""Reading ``riskcalc.estimate``'s data from a file: ``.npz`` or CSV, bounded before reading.
+
+``load`` reads the arrays' shapes from the ``.npz`` member headers (a compressed file can expand a
+thousandfold) or bounds the rows of a CSV by its size (every number takes at least two bytes, a
+digit and a comma or line end), and refuses data whose estimate would need more memory than
+``riskcalc.estimate.data.memory_limit`` allows (``check_memory``); the arrays it returns are
+checked by ``riskcalc.estimate.data.check_data``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import zipfile
+
+import numpy as np
+
+from riskcalc._text import Underflow, decimal
+from riskcalc.estimate.data import ARRAYS, check_memory
+
+
+def load(path):
+    """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
+    a ``client`` and a ``y`` column (every other column a feature)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"--data {path}: no such file")
+    if not os.path.isfile(path):
+        raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
+    if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
+        return _load_csv(path)
+    with open(path, "rb") as fh:    # not loaded: 10^12 entries claimed was "not enough memory"
+        if fh.read(6) == b"\x93NUMPY":
+            raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
+                             "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, "
+                             "X=X, y=y, client=client)")
+    _check_npz(path)
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile):
+        # BadZipFile: a file that starts like a zip archive but is not one (was a traceback).
+        # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
+        raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
+                         "CSV must be named *.csv)") from None
+    try:
+        with data:
+            missing = [k for k in ARRAYS if k not in data.files]
+            if missing:
+                raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
+                                 f"(N x d), y (N,), client (N,); the file has "
+                                 f"{', '.join(data.files) or 'none'})")
+            extra = [k for k in data.files if k not in ARRAYS]
+            if extra:           # was ignored silently (weights saved as w=... were not used)
+                raise ValueError(f"--data {path}: unknown array(s) {', '.join(extra)}: the "
+                                 "data are X (N x d), y (N,) and client (N,) only; save the "
+                                 "others elsewhere")
+            return tuple(_array(path, data, k) for k in ARRAYS)
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
+
+
+def _check_npz(path) -> None:
+    """``check_memory`` on the shapes of X, y and client read from their member headers
+    (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
+    X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
+    shapes, names = {}, []
+    try:
+        with zipfile.ZipFile(path) as zf:
+            # numpy reads a member "X" as X too (its shape went unchecked: "Unable to allocate")
+            names = [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
+            for key in ARRAYS:
+                member = next((n for n in (f"{key}.npy", key) if n in zf.namelist()), None)
+                if member is not None:
+                    with zf.open(member) as fh:
+                        version = np.lib.format.read_magic(fh)
+                        shapes[key] = (np.lib.format.read_array_header_1_0(fh)
+                                       if version == (1, 0)
+                                       else np.lib.format.read_array_header_2_0(fh))[0]
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
+        return
+    twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
+    if twice:
+        raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
+                         "read as one name: which is meant is ambiguous); save it again with "
+                         "numpy.savez")
+    rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
+    rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
+    if rows:
+        X = shapes.get("X", (0, 1))
+        check_memory(f"--data {path}: ", max(rows), int(np.prod(X[1:])) if len(X) > 1 else 1,
+                     "X holds" if max(rows) == rows[0] and "X" in shapes else "the arrays hold")
+
+
+def _array(path, data, key):
+    """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
+    try:
+        return data[key]
+    except ValueError as exc:
+        if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
+            raise ValueError(f"--data {path}: array {key} cannot be read ({exc}): a truncated "
+                             "or damaged file? save it again with numpy.savez") from None
+        # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
+        raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
+                         "are not loaded (a pickle can run code); save numeric arrays") from None
+
+
+#: Longest header line of a data CSV (characters): a million features' names.
+HEADER_BYTES = 16 << 20
+
+
+def _load_csv(path):
+    try:
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
+        # (was: "needs a 'client' column; got \ufeffclient, y, ...").
+        with open(path, encoding="utf-8-sig") as fh:
+            # csv's reader: a quoted header ("client","y","x0", as spreadsheets write it) was
+            # refused as "needs a 'client' column; got "client", "y", ...".
+            # At most HEADER_BYTES: a file without a newline (20 GB of NULs) was read whole
+            # as one "line" until memory ran out ("not enough memory ()").
+            line = fh.readline(HEADER_BYTES)
+            if len(line) >= HEADER_BYTES and not line.endswith("\n"):
+                raise ValueError(f"--data {path}: no header line within its first "
+                                 f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
+                                 "header naming a 'client' and a 'y' column and the features)")
+            header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
+            # numpy.savetxt's header is "# client,y,...": a commented first line naming both
+            named = [h.strip() for h in line.strip().lstrip("#").split(",")]
+            if line.startswith("#") and "client" in named and "y" in named:
+                header = named
+    except UnicodeDecodeError:
+        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+    if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
+        raise ValueError(f"--data {path}: empty (no header line): a data CSV starts with a "
+                         "header naming a 'client' and a 'y' column and the features")
+    if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
+        sep = "';'" if ";" in header[0] else "tabs"
+        raise ValueError(f"--data {path}: the CSV header is one column {header[0][:60]!r}: "
+                         f"columns must be separated by commas (this file seems to use {sep})")
+    for col in ("client", "y"):
+        if col not in header:
+            raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
+                             f"{', '.join(header)}")
+        if header.count(col) > 1:
+            raise ValueError(f"--data {path}: the CSV header names '{col}' {header.count(col)}"
+                             " times; which column is meant is ambiguous")
+    # A row of len(header) numbers takes at least 2 len(header) bytes.
+    check_memory(f"--data {path}: ", max(1, os.path.getsize(path) // (2 * len(header))),
+                 len(header) - 2, "the file may hold up to")
+    try:
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+    except ValueError as exc:
+        # numpy's advice to pass ``usecols`` is for its Python callers, not for this file.
+        why = _bad_line(path, header) or re.sub(r";? ?use `usecols`.*$", "",
+                                                str(exc).strip()).rstrip(". ")
+        raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
+    if table.size == 0:
+        raise ValueError(f"--data {path}: no data rows under the header")
+    why = None if np.all(np.isfinite(table)) else _bad_line(path, header)   # 1e400 overflows
+    if why:
+        raise ValueError(f"--data {path}: {why}")
+    if table.shape[1] != len(header):
+        raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
+    feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
+    if not feats:   # was "X must be a non-empty 2-D array (N x d), got shape (3, 0)"
+        raise ValueError(f"--data {path}: the CSV has no feature column (only client and y); "
+                         "every column other than client and y is a feature of X")
+    return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
+
+
+def _bad_line(path, header):
+    """Where a CSV stops being numeric or a number overflows, as a text editor counts (the
+    header is line 1), or None: numpy's own message counts data rows from 0 in one case and
+    from 1 in another."""
+    with open(path, encoding="utf-8-sig") as fh:
+        next(fh, None)
+        for line_no, line in enumerate(fh, 2):
+            text = line.split("#", 1)[0].strip()     # loadtxt's comments and blank lines
+            if not text:
+                continue
+            cells = text.split(",")
+            if len(cells) != len(header):
+                return (f"line {line_no} has {len(cells)} fields, the header "
+                        f"{len(header)}")
+            for k, cell in enumerate(cells):
+                where = f"line {line_no}, column {k + 1} ({header[k]!r}): {cell.strip()[:40]!r}"
+                try:
+                    value = decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                except Underflow:
+                    continue                    # a number numpy reads as 0
+                except ValueError:
+                    return f"{where} is not a number"
+                if np.isinf(value) and "inf" not in cell.lower():
+                    return (f"{where} overflows: beyond the largest float (about 1.8e308), "
+                            "it would be read as infinite; rescale the column")
+    return None
