@@ -11,7 +11,7 @@ clients=M)``) dispatch to the routes:
 * ``finite_clients.sigma``: the same methods for a covariance spectrum shared by the clients
   (operator identities and chains of generalized resolvents, ``resolvent_chain``);
 * ``finite_clients.own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
-  Sigma = I;
+  Sigma = I (the objectives and the ranges where the limits answer: ``own_objective``);
 * ``finite_clients.shift`` (a sub-room): FedAvg, FTFA, RTFA under covariate shift, each client
   with its own covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``,
   ``shift.limits``; MAML-FL and pFedMe under covariate shift: the modules below, on the joint

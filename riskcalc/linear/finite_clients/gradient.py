@@ -40,7 +40,8 @@ import numpy as np
 from riskcalc.linear.finite_clients.identity import (_continuous, assemble, check_pooled,
                                                      federation_totals, moments, not_positive,
                                                      solve_g, sources, summands)
-from riskcalc.linear.finite_clients.own import _subordination, objective, own_sources
+from riskcalc.linear.finite_clients.own import _subordination, own_sources
+from riskcalc.linear.finite_clients.own_objective import objective
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 

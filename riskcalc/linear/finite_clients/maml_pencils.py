@@ -16,7 +16,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
-from riskcalc.linear.finite_clients.own import maml_factors
+from riskcalc.linear.finite_clients.own_objective import maml_factors
 from riskcalc.linear.finite_clients.shift.chains import remember
 
 #: ``maml_sigma._shifts``' budget (fuzz37 unbound F2): companion pencils not followed in all;
@@ -26,7 +26,7 @@ FAILED, STAGE_CALLS, STAGE_FAILED = 12, 30, 2
 
 def coefficients(alpha):
     """(c_1, c_2, c_3) of phi(s) = s (c_1 + c_2 s + c_3 s^2) = s (1 - alpha s)^2 / k, and of
-    R_m^2 / k, in ``own.maml_factors``' form (k = 1 up to alpha = 1, alpha^2 beyond; the
+    R_m^2 / k, in ``own_objective.maml_factors``' form (k = 1 up to alpha = 1, alpha^2 beyond; the
     shifts t scale by 1 / k, continuously in alpha: a continuation carries them as they are)."""
     a, b = maml_factors(alpha)
     return np.array([a * a, -2.0 * a * b, b * b])

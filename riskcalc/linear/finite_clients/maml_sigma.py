@@ -46,7 +46,7 @@ from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.maml_pencils import (FAILED, Companions, Stuck,
                                                          coefficients, group_pieces,
                                                          physical)
-from riskcalc.linear.finite_clients.own import check_near_pooled
+from riskcalc.linear.finite_clients.own_objective import check_near_pooled
 from riskcalc.linear.finite_clients.pfedme_sigma import check_clients
 from riskcalc.linear.finite_clients.shift.limits import global_point
 from riskcalc.linear.finite_clients.shift.conditioning import eigenvalue_span
@@ -202,7 +202,7 @@ def _check_paths(name, one, two, excess):
     ``_pieces`` stall at rounding and their solutions depend on where the shifts' Newton
     iteration stopped: from scratch and warm-started from alpha 0.05 the risks differed by 1e-9
     to 1e-8 relative at 4 clients on two-point:1,4,0.3, gamma 3.8 (N/d - 1 = 0.053), alpha
-    0.1, far above the M eps / (N/d - 1) = 2e-14 that ``own.check_near_pooled`` assumes, and
+    0.1, far above the M eps / (N/d - 1) = 2e-14 that ``own_objective.check_near_pooled`` assumes, and
     the answer depended on what was solved before (fuzz38 maml2 F1)."""
     diff = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), np.finfo(float).tiny))
                for a, b in zip(one, two))

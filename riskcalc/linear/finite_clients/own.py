@@ -28,95 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
                                                      moments, solve_g)
+from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
+                                                          check_weight_range, objective)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
-
-#: Methods with their own global objective whose finite-M limit is implemented here.
-METHODS = ("maml_fl", "pfedme")
-
-
-def objective(method: str, tuning: float):
-    """(phi, psi, lam) of a method's global objective and personalization penalty (lam = 0:
-    min-norm interpolation); ``fedavg``-objective methods give phi = psi = s."""
-    if method == "maml_fl":
-        a, b = maml_factors(tuning)
-        return (lambda s: s * (a - b * s) ** 2, lambda s: s * (a - b * s) ** 4, 0.0)
-    if method == "pfedme":
-        if np.real(tuning) <= 0:
-            raise ValueError("pfedme's federated global model needs lam > 0")
-        a = pfedme_factor(tuning)
-        return (lambda s: a * s / (s + tuning), lambda s: a ** 2 * s / (s + tuning) ** 2, tuning)
-    return (lambda s: s, lambda s: s, tuning if method == "rtfa" else 0.0)
-
-
-def maml_factors(alpha):
-    """(a, b) with (a - b s)^2 = (1 - alpha s)^2 / k, k = 1 up to alpha = 1 and alpha^2
-    beyond: MAML-FL's global objective (paper 003, eq. 12) with phi(s) = s (a - b s)^2 and
-    psi(s) = s (a - b s)^4. The estimator is invariant under phi -> phi / k, psi -> psi / k^2
-    (A and its right-hand side scale together), and this form stays O(1) as alpha -> infinity,
-    where phi -> s^3 (the weights Omega_j -> (X_j X_j^T / n_j)^2), instead of overflowing
-    (psi from alpha ~ 1e77); k is continuous in alpha. Complex-safe (the branch follows the
-    real part)."""
-    return (1.0, alpha) if np.real(alpha) <= 1 else (1.0 / alpha, 1.0)
-
-
-def pfedme_factor(lam):
-    """a with phi(s) = a s / (s + lam), psi(s) = a^2 s / (s + lam)^2: pFedMe's global objective
-    (paper 003, eq. 14; a = lam in the module docstring) divided by k = lam up to lam = 1 and
-    by 1 beyond (the estimator is invariant under phi -> phi / k, psi -> psi / k^2, as for
-    ``maml_factors``). So phi stays O(1) as lam -> 0, where it tends to the indicator of
-    s > 0 (the global model minimizes sum_j p_j dist^2(theta, argmin L_j)), instead of O(lam):
-    t, g and the traces then spanned lam^-2 to lam^2 and the risk drifted (1.8248 for 1.875 at
-    lam = 1e-100, gamma 2) or the solves failed (gamma 0.5 at lam = 1e-8 to 1e-15).
-    Complex-safe (the branch follows the real part)."""
-    return 1.0 if np.real(lam) <= 1 else lam
-
-
-#: The largest M eps / (N/d - 1) answered by MAML-FL's and pFedMe's finite-M limits
-#: (``check_near_pooled``).
-NEAR_POOLED = 1e-8
-
-
-def check_near_pooled(name: str, gam, count) -> None:
-    """``check_pooled``, and IllConditioned where MAML-FL's or pFedMe's finite-M limit (every
-    route: Sigma = I here, ``pfedme_sigma``, ``maml_sigma``) would lose its digits: their
-    relative errors grow like M eps / (N/d - 1) (measured 0.2 to 15 times it against a second
-    route: 5e-8 at 4 clients and N/d - 1 = 1e-7, 4.5e-2 at 2e-12, 4e-8 at 1e8 clients and
-    N/d - 1 = 1; FedAvg's closed forms lose only the inputs' eps / (N/d - 1)); refused
-    beyond ``NEAR_POOLED``, saying which N/d - 1 answers."""
-    excess = check_pooled(gam, count)
-    m = float(np.sum(count))
-    lost = m * np.finfo(float).eps / excess
-    if lost > NEAR_POOLED:
-        raise IllConditioned(
-            f"{name}'s finite-M limit loses its digits where M eps / (N/d - 1) is large (its "
-            "relative errors are about that size: many clients, or pooled N near d; N/d = "
-            f"sum_j 1/gamma_j): here M = {m:.6g} clients and N/d - 1 = {excess:.3g}: "
-            f"{lost:.2g}; it answers up to {NEAR_POOLED:g}, here from N/d - 1 = "
-            f"{m * np.finfo(float).eps / NEAR_POOLED:.3g} (lower the clients' gamma)")
-
-
-def check_weight_range(method: str, gam, tuning) -> None:
-    """SolverError where psi overflows on a client's spectrum (MAML-FL's from s ~ 1e62 at
-    alpha = 0.1: inf times a vanishing (b + t)^-2 is NaN), naming the gamma that stays finite."""
-    psi = objective(method, tuning)[1]
-
-    def finite(g):          # psi at the top of the Marchenko-Pastur law of ratio g
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.isfinite(psi(np.maximum(g, 1) * (1 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
-
-    bad = gam[~finite(gam)]
-    if bad.size:
-        grid = finite(10 ** (np.arange(2001) / 20))     # only for the message
-        raise SolverError(
-            f"{method}'s finite-M limit: its weight psi (paper 003, eqs. 12-14; MAML-FL's "
-            f"s (1 - alpha s)^4) overflows double precision on the spectrum of the client at "
-            f"gamma = {max(bad):.3g}; it stays finite up to gamma ~ "
-            f"{10 ** ((np.argmin(grid) - 1) / 20):.3g} here")
 
 
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):

@@ -54,7 +54,7 @@ import numpy as np
 
 from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients.identity import client_weights, rounded_nonnegative
-from riskcalc.linear.finite_clients.own import check_near_pooled
+from riskcalc.linear.finite_clients.own_objective import check_near_pooled
 from riskcalc.linear.finite_clients.shift.chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
                                                            shared_layout, solve_shifts)
