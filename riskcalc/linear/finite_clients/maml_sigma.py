@@ -149,7 +149,11 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         sv, alpha = sv / scale, alpha * scale
     else:
         scale = 1.0
-    excess = float(count @ (1 / gam) - 1)
+    excess, weighted = _excesses(gam, p, count)
+    # Near pooled N = d, also for the heavy clients alone (weights [1e-3, 1, 1] at gamma 2:
+    # the equal-weight N/d - 1 is 0.5, the weighted one 0.012, and the risks moved 3.2e-9
+    # with the path; fuzz39 maml F1): from scratch, checked by a second path.
+    near = min(excess, weighted) < _CHECK
 
     def risks(share, warm):
         # Bias and variance of the live groups, the shifts' first step ``share`` of its usual.
@@ -172,9 +176,10 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
                     own[live] + 2 * pa * ga * pc["cross"] + pa * ga * pc["noise"]
                     + pa ** 2 * ga * ((Zs[:, 2] * W) @ h))) + (Zs[:, 3] * W) @ h)
 
-    bias[live], var[live] = risks(1.0, not excess < _CHECK)     # near: the same path each time
-    if excess < _CHECK:
-        _check_paths("maml_fl", (bias[live], var[live]), risks(1 / 3, False), excess)
+    bias[live], var[live] = risks(1.0, not near)     # near: the same path each time
+    if near:
+        _check_paths("maml_fl", (bias[live], var[live]), risks(1 / 3, False),
+                     _closeness(gam, p, count))
     return bias, var
 
 
@@ -196,22 +201,24 @@ def _pieces(comp, t, p, alpha, live, excess):
                           "a smaller alpha answers") from None
 
 
-def _check_paths(name, one, two, excess):
+def _check_paths(name, one, two, closeness):
     """IllConditioned where two continuation paths' risks ``one`` and ``two`` (bias,
     variance) differ by more than ``_AGREE`` relative. Near pooled N = d the coupled pencils of
     ``_pieces`` stall at rounding and their solutions depend on where the shifts' Newton
     iteration stopped: from scratch and warm-started from alpha 0.05 the risks differed by 1e-9
     to 1e-8 relative at 4 clients on two-point:1,4,0.3, gamma 3.8 (N/d - 1 = 0.053), alpha
     0.1, far above the M eps / (N/d - 1) = 2e-14 that ``own_objective.check_near_pooled`` assumes, and
-    the answer depended on what was solved before (fuzz38 maml2 F1)."""
+    the answer depended on what was solved before (fuzz38 maml2 F1). ``closeness``:
+    ``_closeness``' answer."""
+    text, _, ways = closeness
     diff = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), np.finfo(float).tiny))
                for a, b in zip(one, two))
     if diff > _AGREE:
         raise IllConditioned(
-            f"{name}'s finite-M limit under a spectrum: near pooled N = d (N/d - 1 = "
-            f"{excess:.3g}) two continuation paths give risks {diff:.2g} apart relative (it "
-            f"answers up to {_AGREE:g}): the coupled pencils stall at rounding; a gamma "
-            "further from pooled N = d or a smaller alpha answers")
+            f"{name}'s finite-M limit under a spectrum: near pooled N = d ({text}) two "
+            f"continuation paths give risks {diff:.2g} apart relative (it answers up to "
+            f"{_AGREE:g}): the coupled pencils stall at rounding; "
+            f"{ways or 'a gamma further from pooled N = d or '}a smaller alpha answers")
 
 
 def _shifts(gam, sv, typ, h, p, count, alpha, scale=1.0, share=1.0, warm=True):
@@ -288,12 +295,7 @@ def _closeness(gam, p, count):
     gives the equal-weight N/d - 1 of the same edge (weights [1e-9, 1, 1] at gamma 2: N/d - 1
     = 0.5, but the heavy two sit at pooled N = d: 1.2e-5; refused after 9-30 s naming 0.5
     and the filter alone; fuzz38 maml2 F2). Returns the text, whether near, the ways out."""
-    excess = float(count @ (1 / gam) - 1)
-    rho = p * gam / np.max(p * gam)
-    edge = max(tau * (1 - 1 / np.sqrt(1 + e)) ** 2 if e > 0 else 0.0 for tau, e in (
-        (tau, float(count[rho >= tau] @ (1 / gam[rho >= tau]) - 1)) for tau in np.unique(rho)))
-    root = np.sqrt(edge)
-    weighted = float(root * (2 - root) / (1 - root) ** 2)    # the edge's N/d - 1
+    excess, weighted = _excesses(gam, p, count)
     text, ways = f"N/d - 1 = {excess:.3g}", "a gamma further from pooled N = d or "
     if weighted < excess * (1 - 1e-6):
         text += (" (with the clients' samples weighted by p_j gamma_j as the objective "
@@ -302,6 +304,17 @@ def _closeness(gam, p, count):
         ways = "weights closer to each other, " + ways
     near = weighted < _NEAR
     return text, near, ways if near else ""
+
+
+def _excesses(gam, p, count):
+    """N/d - 1 and its weighted counterpart (``_closeness``): the equal-weight N/d - 1 whose
+    Marchenko-Pastur edge bounds the weighted objective's Hessian."""
+    excess = float(count @ (1 / gam) - 1)
+    rho = p * gam / np.max(p * gam)
+    edge = max(tau * (1 - 1 / np.sqrt(1 + e)) ** 2 if e > 0 else 0.0 for tau, e in (
+        (tau, float(count[rho >= tau] @ (1 / gam[rho >= tau]) - 1)) for tau in np.unique(rho)))
+    root = np.sqrt(edge)
+    return excess, float(root * (2 - root) / (1 - root) ** 2)    # the edge's N/d - 1
 
 
 def _path(v, alpha, cube):
