@@ -1,8 +1,11 @@
 """Issue 32, fuzz39 (maml): what this fuzz found, each test failing before."""
 
+import numpy as np
 import pytest
 
 import riskcalc
+from riskcalc.linear.engine.stieltjes import c0
+from riskcalc.spectrum import Spectrum
 
 TWO_POINT = "two-point:1,4,0.3"
 
@@ -22,3 +25,27 @@ def test_maml_fl_heavy_clients_at_pooled_n_equal_d_solve_from_scratch(monkeypatc
     out = riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0, 2.0], r=1.0, sigma=1.0,
                                  alpha=0.05, weights=[1e-3, 1.0, 1.0], spectrum=TWO_POINT)
     assert out.risk[1] == pytest.approx(39.25208953 + 25.46947607, rel=1e-8)
+
+
+@pytest.mark.parametrize("excess", [1e-9, 1e-10])
+def test_projection_trace_answers_near_gamma_one(excess):
+    """F2: the projection row's trace at gamma 1 + 1e-9 or 1 + 1e-10 said "resolvent chain
+    diagonal: the equation has no root in its bracket (inputs beyond floating point
+    range?)" (the bracket's upper end is a root to O((gamma - 1)^2), below rounding); it is
+    E_H[s / (c s + 1)] with c = gamma c0 and c ~ E_H[1/s] / (gamma - 1)."""
+    from riskcalc.linear.engine.pencil_assembly import projection_trace
+    s, w = np.array([1.0, 4.0]), np.array([0.3, 0.7])
+    gamma = 1.0 + excess
+    c = gamma * c0(np.array([gamma]), Spectrum(s, w))[0]
+    assert c == pytest.approx(((1 / s) @ w) / excess, rel=1e-6)
+    assert projection_trace(gamma, s, w) == pytest.approx((s / (c * s + 1)) @ w, rel=1e-12)
+
+
+def test_maml_fl_client_near_gamma_one_under_a_spectrum_answers():
+    """F2: MAML-FL with a client at gamma 1 + 1e-12 beside 1.5 under a spectrum refused
+    ("no root in its bracket") where Sigma = I answers: its min-norm variance ~ 1 / (gamma -
+    1) dominates, the same (to the input's rounding of gamma - 1) under any spectrum."""
+    kw = dict(gamma=[1 + 1e-12, 1.5], r=[1.0, 1.0], sigma=[1.0, 1.0], alpha=0.1)
+    out = riskcalc.clients_limit("maml_fl", spectrum=TWO_POINT, **kw)
+    assert out.risk[0] == pytest.approx(riskcalc.clients_limit("maml_fl", **kw).risk[0],
+                                        rel=1e-9)

@@ -25,6 +25,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.engine.block_pencil import (_TOL, PencilSolution, _batched, _inv,
                                                  _jacobian, _lsolve, _newton, _single, solve)
 from riskcalc.linear.engine.resolvent_chain import _real_or_complex, diagonal_roots
+from riskcalc.linear.engine.stieltjes import c0
+from riskcalc.spectrum import Spectrum
 
 #: Halvings of a step of ``follow`` before giving up.
 _HALVINGS = 30
@@ -103,10 +105,23 @@ def continuation(gamma, atoms, weights, E, L, delta=None,
 
 def projection_trace(gamma, atoms, weights):
     """T of a projection row's block (``Pencil.projection``): E_H[s / (c s + 1)] with c the
-    diagonal root at eta = 0 (one pencil or a batch)."""
+    diagonal root at eta = 0 (one pencil or a batch), gamma E_H[c s / (c s + 1)] = 1, that is
+    c = gamma c0 with c0 of paper 003, Def. 6.1 (``stieltjes.c0``). Near gamma = 1, where
+    c ~ E_H[1/s] / (gamma - 1), the diagonal equation's bracket is lost to rounding (its
+    upper end is a root to O((gamma - 1)^2): gamma 1 + 1e-9 and 1 + 1e-10 refused as "no root
+    in its bracket", 1 + 1e-12 answered; fuzz39 maml F2): there c0's own form, which
+    computes 1 - 1/gamma - E_H[1 / (c s + 1)] without that cancellation."""
     s = np.asarray(atoms, dtype=float)
-    c = diagonal_roots(gamma, s, weights, 0.0, np.ones_like(s))
-    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ np.asarray(weights, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    try:
+        c = diagonal_roots(gamma, s, w, 0.0, np.ones_like(s))
+    except SolverError:
+        shape = np.broadcast_shapes(np.shape(gamma), s.shape[:-1])
+        g = np.broadcast_to(np.asarray(gamma, dtype=float), shape).ravel()
+        rows = np.broadcast_to(s, shape + s.shape[-1:]).reshape(g.size, -1)
+        c = np.reshape([gi * c0(np.array([gi]), Spectrum(row, w))[0]
+                        for gi, row in zip(g, rows)], shape)
+    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ w
 
 
 class Pencil:

@@ -207,9 +207,9 @@ def _check_paths(name, one, two, closeness):
     ``_pieces`` stall at rounding and their solutions depend on where the shifts' Newton
     iteration stopped: from scratch and warm-started from alpha 0.05 the risks differed by 1e-9
     to 1e-8 relative at 4 clients on two-point:1,4,0.3, gamma 3.8 (N/d - 1 = 0.053), alpha
-    0.1, far above the M eps / (N/d - 1) = 2e-14 that ``own_objective.check_near_pooled`` assumes, and
-    the answer depended on what was solved before (fuzz38 maml2 F1). ``closeness``:
-    ``_closeness``' answer."""
+    0.1, far above the M eps / (N/d - 1) = 2e-14 that ``own_objective.check_near_pooled``
+    assumes, and the answer depended on what was solved before (fuzz38 maml2 F1).
+    ``closeness``: ``_closeness``' answer."""
     text, _, ways = closeness
     diff = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), np.finfo(float).tiny))
                for a, b in zip(one, two))
