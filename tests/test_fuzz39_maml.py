@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import riskcalc
+from riskcalc.errors import IllConditioned
 from riskcalc.linear.engine.stieltjes import c0
 from riskcalc.spectrum import Spectrum
 
@@ -49,3 +50,19 @@ def test_maml_fl_client_near_gamma_one_under_a_spectrum_answers():
     out = riskcalc.clients_limit("maml_fl", spectrum=TWO_POINT, **kw)
     assert out.risk[0] == pytest.approx(riskcalc.clients_limit("maml_fl", **kw).risk[0],
                                         rel=1e-9)
+
+
+def test_pfedme_under_a_spectrum_refuses_lam_whose_digits_it_loses_at_gamma_one():
+    """F3: pFedMe with a client at gamma 1 beside 1.5 under a spectrum: its variance grows
+    like lam^-1/2 with coefficient 1.5309 (lam 1e-8 to 1e-18), but the route's relative
+    errors grow like eps times the client's own ridge variance: the coefficient read 1.5540
+    at lam = 1e-28, 0.86 at 1e-30 and 0.73 at 1e-38 (53% off), silently. Refused beyond
+    1e-8 (lam below ~1e-16 at gamma 1); 1e-12 still answers on the lam^-1/2 law."""
+    kw = dict(gamma=[1.0, 1.5], r=[1.0, 1.0], sigma=[1.0, 1.0], spectrum=TWO_POINT)
+    with pytest.raises(IllConditioned,
+                       match=r"the client at gamma = 1 has an own ridge variance of 7\.25e\+14 "
+                             r"sigma\^2 at lam = 1e-30 .* answers up to 1e-08\): give a larger "
+                             r"lam or a gamma further from 1"):
+        riskcalc.clients_limit("pfedme", lam=1e-30, **kw)
+    coefficient = riskcalc.clients_limit("pfedme", lam=1e-12, **kw).variance[0] * 1e-6
+    assert coefficient == pytest.approx(1.530931, rel=1e-6)
