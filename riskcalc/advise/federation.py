@@ -20,7 +20,7 @@ import numpy as np
 
 from riskcalc._validate import parameter, positive_int
 from riskcalc.linear.engine.joint_spectrum import d_if_used, joint_spectrum
-from riskcalc.spectrum import Spectrum, as_spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum, spec_key
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
 
@@ -280,7 +280,7 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
     given = [c.get("spectrum", spectrum) for c in clients]
     texts = ["identity" if s is None else s for s in given]
     if (not any(isinstance(s, Spectrum) for s in given)
-            and len({s.strip().lower() for s in texts}) > 1):
+            and len({spec_key(s) for s in texts}) > 1):
         # Different SPECs: covariate shift (a client without one has Sigma = I).
         cov = {"spectra": texts, "d": d}
     else:

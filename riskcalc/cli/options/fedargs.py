@@ -182,7 +182,9 @@ def _check_d(args, ff, option, family) -> None:
         # The logistic predict's d sizes powerlaw:P (its advise's did: predict refused the
         # same file, 'powerlaw needs the number of eigenvalues') and checks a file: count (3
         # eigenvalues beside the file's d = 5 were taken from --spectrum, refused by advise).
-        sizes = any(s.strip().lower().startswith(("powerlaw:", "file:"))
+        from riskcalc.spectrum import spec_uses_d
+
+        sizes = any(spec_uses_d(s)
                     for s in ff.spectra(getattr(args, "spectrum", None) or "identity"))
         if simulates or family == "linear" or sizes:
             args.d = ff.d

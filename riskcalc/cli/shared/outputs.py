@@ -125,9 +125,11 @@ def not_an_input(args, outputs) -> None:
         value = getattr(args, option, None)
         if value:
             inputs["--" + option.replace("_", "-")] = value
-    spec = str(getattr(args, "spectrum", "") or "")
-    if spec.strip().lower().startswith("file:"):
-        inputs["--spectrum"] = spec.strip()[5:]
+    from riskcalc.spectrum import spec_kind
+
+    kind, arg = spec_kind(str(getattr(args, "spectrum", "") or ""))
+    if kind == "file":
+        inputs["--spectrum"] = arg
     if any(getattr(args, out, None) for out in outputs):
         for option in ("--federation", "--clients-file"):
             if option in inputs:
@@ -153,6 +155,7 @@ def _client_spectrum_files(path, option) -> dict:
     if not os.path.isfile(path):
         return {}
     from riskcalc import federation_file
+    from riskcalc.spectrum import spec_kind
 
     try:
         ff = federation_file.read(path, option)
@@ -160,7 +163,7 @@ def _client_spectrum_files(path, option) -> dict:
         return {}
     out = {}
     for j, c in enumerate(ff.clients):
-        spec = str(c.get("spectrum", "")).strip()
-        if spec.lower().startswith("file:"):
-            out[f"{option} {path} ({ff.label(j)}'s spectrum)"] = spec[5:]
+        kind, arg = spec_kind(str(c.get("spectrum", "")))
+        if kind == "file":
+            out[f"{option} {path} ({ff.label(j)}'s spectrum)"] = arg
     return out

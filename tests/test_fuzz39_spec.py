@@ -1,0 +1,42 @@
+"""Issue 32, fuzz39 (spec): what this fuzz found, each test failing before."""
+
+import json
+
+import numpy as np
+
+import riskcalc
+from riskcalc import Spectrum
+from riskcalc.spectrum.ordered import ordered_steps
+from tests.helpers import run_cli
+
+
+def test_two_spectrum_files_whose_names_differ_in_case_are_two_spectra(tmp_path):
+    # F1 (a silent wrong answer): the finite-M limits keyed each client's SPEC by its lower
+    # case, so file:A.txt and file:a.txt (two files) were one spectrum: both clients got the
+    # first file's eigenvalues (risk 0.75, 0.75 for 1.2457, 1.1002). Now the path keeps its case.
+    (tmp_path / "A.txt").write_text("1 1 1 1\n")
+    (tmp_path / "a.txt").write_text("4 4 4 4\n")
+    common = dict(gamma=[0.5, 0.5], sigma=[0.5, 0.5], r=[1.0, 1.0])
+    files = riskcalc.clients_limit("fedavg", spectra=[f"file:{tmp_path}/A.txt",
+                                                     f"file:{tmp_path}/a.txt"], d=4, **common)
+    scaled = riskcalc.clients_limit("fedavg", spectra=["scaled:1", "scaled:4"], **common)
+    np.testing.assert_allclose(files.risk, scaled.risk, rtol=1e-12)
+    assert abs(scaled.risk[0] - scaled.risk[1]) > 0.1
+
+
+def test_a_spec_takes_spaces_around_its_kind_as_around_its_numbers(tmp_path, capsys):
+    # F2: "powerlaw : 1,5" was "not one of identity, two-point:A,B,W, ..." while
+    # "powerlaw: 1, 5" was read; the SPEC was split in 12 places, each its own way. Now one
+    # helper (riskcalc.spectrum.spec_kind) reads the kind without its spaces, everywhere: the
+    # check that no output is written over a file: input too.
+    assert Spectrum.parse("powerlaw : 1,5") == Spectrum.parse("powerlaw:1,5")
+    assert Spectrum.parse(" Two-Point :1,4,0.5") == Spectrum.two_point(1, 4, 0.5)
+    assert Spectrum.parse("identity :") == Spectrum.identity()
+    assert ordered_steps("scaled : 2")[1].tolist() == [2.0]
+    eig = tmp_path / "eig.txt"
+    eig.write_text("1 2 4\n")
+    code, out, err = run_cli(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--spectrum", f"file :{eig}", "--d", "3", "--reps", "2",
+                              "--out", eig], capsys)
+    assert code == 2 and "is the input file of --spectrum" in err, err
+    assert eig.read_text() == "1 2 4\n"
