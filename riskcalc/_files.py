@@ -11,6 +11,29 @@ import tempfile
 from contextlib import contextmanager
 
 
+def user_path(path) -> str:
+    """``path`` (a str, bytes or os.PathLike) as a str, its leading ``~`` or ``~user`` read as
+    a shell reads it unquoted, as that home folder (``os.path.expanduser``): the shell expands
+    ``--data ~/d.npz`` but not ``--data=~/d.npz``, ``--spectrum file:~/eig.txt`` or a
+    federation file's ``"file:~/eig.txt"``, which named a folder "~" ("does not exist")."""
+    return os.path.expanduser(os.fsdecode(path))
+
+
+def unreadable(path) -> str | None:
+    """Why no file can be read at ``path``, or None when something is there: "does not exist",
+    or the system's reason (a 5000-character name was said not to exist: "File name too
+    long"; a name holding a NUL character)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    except ValueError:              # os.stat's "embedded null byte"
+        return "cannot be read (its name holds a NUL character)"
+    return None
+
+
 def through_links(path, option: str) -> str:
     """The file a symbolic link ``path`` leads to (``path`` itself when it is no link), or
     ValueError naming ``option`` for a loop of links: an output is written where the link

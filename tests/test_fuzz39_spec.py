@@ -40,3 +40,38 @@ def test_a_spec_takes_spaces_around_its_kind_as_around_its_numbers(tmp_path, cap
                               "--out", eig], capsys)
     assert code == 2 and "is the input file of --spectrum" in err, err
     assert eig.read_text() == "1 2 4\n"
+
+
+def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path, monkeypatch, capsys):
+    # F3: "file:~/eig.txt" (--spectrum, or in a federation file), --data=~/d.npz and
+    # --out=~/r.csv (no shell expands "~" there) named a folder "~": "does not exist". Now one
+    # helper (riskcalc._files.user_path) reads a leading ~ as a shell does, in every reader,
+    # every path option and the check that no output is written over an input.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "eig.txt").write_text("1 2 4\n")
+    assert Spectrum.parse("file:~/eig.txt") == Spectrum([1, 2, 4])
+    assert ordered_steps("file:~/eig.txt", 3)[1].tolist() == [1.0, 2.0, 4.0]
+    client = {"gamma": 0.5, "r": 1, "sigma": 0.5, "spectrum": "file:~/eig.txt"}
+    (tmp_path / "fed.json").write_text(json.dumps({"fedrisk_federation": 1,
+                                                   "clients": [client, client]}))
+    code, out, err = run_cli(["predict", "ftfa", "--federation=~/fed.json"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--spectrum", "file:~/eig.txt", "--d", "3", "--reps", "2",
+                              "--out=~/eig.txt"], capsys)
+    assert code == 2 and "is the input file of --spectrum" in err, err
+    assert (tmp_path / "eig.txt").read_text() == "1 2 4\n"
+
+
+def test_a_path_too_long_is_said_to_be_so(capsys):
+    # F4: a 5000-character path was "spectrum file ... does not exist" (--data: "no such
+    # file"), and --plugin a traceback (OSError from pathlib's is_file). Now each says why.
+    name = "a" * 5000
+    code, _, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--spectrum", f"file:{name}.txt"], capsys)
+    assert code == 2 and "cannot be read (File name too long)" in err, err
+    code, _, err = run_cli(["estimate", "--data", f"{name}.npz"], capsys)
+    assert code == 2 and "cannot be read (File name too long)" in err, err
+    code, _, err = run_cli(["predict", "ftfa", "--plugin", f"{name}.py", "--gamma", "2",
+                            "--r", "1", "--sigma", "0.5"], capsys)
+    assert code == 2 and err.startswith("error: plugin") and "File name too long" in err, err

@@ -16,6 +16,7 @@ import zipfile
 
 import numpy as np
 
+from riskcalc._files import unreadable, user_path
 from riskcalc._text import Underflow, decimal
 from riskcalc.estimate.data import ARRAYS, check_memory
 
@@ -23,9 +24,11 @@ from riskcalc.estimate.data import ARRAYS, check_memory
 def load(path):
     """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
     a ``client`` and a ``y`` column (every other column a feature)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ValueError(f"--data {path}: no such file")
+    path = user_path(path)
+    why = unreadable(path)
+    if why:
+        raise ValueError(f"--data {path}: " + ("no such file" if why == "does not exist"
+                                               else why))
     if not os.path.isfile(path):
         raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
     if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."

@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from riskcalc._files import user_path
 from riskcalc._validate import MAX_INT, RANGES
 from riskcalc.json_strict import NonFinite
 from riskcalc.json_strict import kind as _kind
@@ -107,8 +108,10 @@ def check_spec(probe, j, value, base, seen):
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
     raw = value
     kind, arg = spec_kind(value)    # "file: x.txt" was joined to the folder as " x.txt"
-    if kind == "file" and arg and base is not None and not os.path.isabs(arg):
-        value = "file:" + os.path.join(base, arg)
+    if kind == "file" and arg and (base is not None or arg.startswith("~")):
+        full = user_path(arg)           # "file:~/eig.txt" was the folder's "~/eig.txt"
+        value = "file:" + (full if base is None or os.path.isabs(full)
+                           else os.path.join(base, full))
     if value in seen:
         return value
     # seen: SPEC -> its number of steps, and None -> the most of them. The distinct spectra

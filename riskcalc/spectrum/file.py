@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from riskcalc._files import unreadable, user_path
 from riskcalc._validate import file_size
 from riskcalc._text import Underflow, decimal
 
@@ -34,8 +35,9 @@ def _check_size(path, npy: bool):
 
 def _regular_file(path) -> None:
     """Raise ValueError unless ``path`` is an existing regular file (saying which it is not)."""
-    if not os.path.exists(path):
-        raise ValueError(f"spectrum file {path!r} does not exist")
+    why = unreadable(path)
+    if why:
+        raise ValueError(f"spectrum file {path!r} {why}")
     if not os.path.isfile(path):
         raise ValueError(f"spectrum file {path!r} is not a regular file (a folder, device or "
                          "pipe); give a .npy or text file of eigenvalues")
@@ -45,7 +47,7 @@ def _read_ordered(path):
     """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas,
     ``#`` starting a comment), keeping a text file's rows: rows of equal length > 1 form a
     table (a matrix, 2-D), other layouts are a list of numbers."""
-    path = os.fspath(path)
+    path = user_path(path)
     _regular_file(path)
     npy = _is_npy(path)
     _check_size(path, npy)

@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 
-from riskcalc._files import through_links
+from riskcalc._files import through_links, user_path
 
 
 def check_writable(path, option: str, dash: bool = False) -> None:
@@ -109,7 +109,9 @@ def make_folder(path, option: str) -> None:
 def same_file(a, b) -> bool:
     """Whether the paths ``a`` and ``b`` name the same file (existing or not), through
     symbolic links: ``--out LINK`` to a ``--cache`` not yet written (a dangling link) passed,
-    and the CSV written through the link replaced the cache."""
+    and the CSV written through the link replaced the cache. A leading ``~`` is the home
+    folder, as for every path read (``riskcalc._files.user_path``)."""
+    a, b = user_path(a), user_path(b)
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.realpath(a) == os.path.realpath(b)
