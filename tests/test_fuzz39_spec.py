@@ -1,8 +1,10 @@
 """Issue 32, fuzz39 (spec): what this fuzz found, each test failing before."""
 
 import json
+import warnings
 
 import numpy as np
+import pytest
 
 import riskcalc
 from riskcalc import Spectrum
@@ -75,3 +77,23 @@ def test_a_path_too_long_is_said_to_be_so(capsys):
     code, _, err = run_cli(["predict", "ftfa", "--plugin", f"{name}.py", "--gamma", "2",
                             "--r", "1", "--sigma", "0.5"], capsys)
     assert code == 2 and err.startswith("error: plugin") and "File name too long" in err, err
+
+
+def test_a_number_below_the_smallest_float_is_said_to_underflow_whatever_its_type():
+    # F5: numpy.longdouble("1e-4000") was "sigma must lie in ..., got 0.0" (gamma) or read as
+    # sigma = 0 silently, as were Decimal("1e-400") and Fraction(1, 10 ** 400); a longdouble
+    # 1e4000 printed numpy's overflow warning before "got inf". Now each is named, as
+    # underflowing or beyond 1e308 (the --sigma 1e-400 of the command line says so too).
+    from decimal import Decimal
+    from fractions import Fraction
+
+    for tiny in (np.longdouble("1e-4000"), Decimal("1e-400"), Fraction(1, 10 ** 400),
+                 np.array([0.5, np.longdouble("-1e-4000")])):
+        with pytest.raises(ValueError, match="^sigma: .* underflows: nonzero but below"):
+            riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=tiny, lam=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="magnitude below 1e308, got np.longdouble"):
+            riskcalc.limit("rtfa", gamma=np.longdouble("1e4000"), r=1.0, sigma=0.5, lam=0.5)
+    assert riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=np.longdouble(0.5),
+                          lam=Decimal("0.5")).risk == pytest.approx(0.6403882032022076)
