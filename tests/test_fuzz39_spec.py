@@ -97,3 +97,25 @@ def test_a_number_below_the_smallest_float_is_said_to_underflow_whatever_its_typ
             riskcalc.limit("rtfa", gamma=np.longdouble("1e4000"), r=1.0, sigma=0.5, lam=0.5)
     assert riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=np.longdouble(0.5),
                           lam=Decimal("0.5")).risk == pytest.approx(0.6403882032022076)
+
+
+def test_a_npz_whose_headers_disagree_on_the_rows_is_refused_for_that(tmp_path, capsys):
+    # F6: y's header claiming 10^9 entries beside 6 rows of X was refused for the memory the
+    # estimate of 10^9 rows would need (106 GiB), a limit the data never reach. Now the rows
+    # are checked from the headers first, with check_data's message.
+    import io
+    import zipfile
+
+    def header(shape):
+        raw = io.BytesIO()
+        np.lib.format.write_array_header_1_0(raw, {"descr": "<f8", "fortran_order": False,
+                                                   "shape": shape})
+        return raw.getvalue()
+    path = tmp_path / "d.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("X.npy", header((6, 2)))
+        archive.writestr("y.npy", header((10 ** 9,)))
+        archive.writestr("client.npy", header((6,)))
+    code, out, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.endswith("y must have shape (6,) like the rows of X, got (1000000000,)\n"), err

@@ -65,8 +65,9 @@ def load(path):
 
 def _check_npz(path) -> None:
     """``check_memory`` on the shapes of X, y and client read from their member headers
-    (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
-    X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
+    (nothing else is read), after y's and client's are checked against the rows of a 2-D X:
+    N the most rows any of them claims, d the size of X's row (a 1-d X: 1). A file that is
+    not a .npz of these arrays is left to ``np.load``'s checks."""
     shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
@@ -87,6 +88,13 @@ def _check_npz(path) -> None:
         raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
                          "read as one name: which is meant is ambiguous); save it again with "
                          "numpy.savez")
+    X = shapes.get("X")
+    for key in ("y", "client"):
+        if X is not None and len(X) == 2 and min(X) > 0 and shapes.get(key, X[:1]) != X[:1]:
+            # as check_data says it, before the memory the longest array would need (y of
+            # 10^9 entries beside 6 rows of X was refused for 106 GiB of memory)
+            raise ValueError(f"--data {path}: {key} must have shape ({X[0]},) like the rows of "
+                             f"X, got {shapes[key]}")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
