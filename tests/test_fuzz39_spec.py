@@ -119,3 +119,30 @@ def test_a_npz_whose_headers_disagree_on_the_rows_is_refused_for_that(tmp_path, 
     code, out, err = run_cli(["estimate", "--data", path], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.endswith("y must have shape (6,) like the rows of X, got (1000000000,)\n"), err
+
+
+def _data(path, scale, seed=0, d=20, m=4, n=100):
+    """A .npz of m clients of n rows of X ~ N(0, scale I_d), y = X theta_j + 0.5 noise."""
+    rng = np.random.default_rng(seed)
+    centre = rng.standard_normal(d) / np.sqrt(d)
+    X = rng.standard_normal((m * n, d)) * np.sqrt(scale)
+    theta = centre + 0.5 * rng.standard_normal((m, d)) / np.sqrt(d)
+    client = np.repeat(np.arange(m), n)
+    y = np.einsum("ij,ij->i", X, theta[client]) + 0.5 * rng.standard_normal(m * n)
+    np.savez(path, X=X, y=y, client=client)
+    return path
+
+
+def test_advise_notes_data_that_contradict_the_spectrum_given(tmp_path, capsys):
+    # F7: advise --data F --spectrum identity on data of Sigma = 3 I (m1 estimated 3.017 +-
+    # 0.034) answered at the identity without a word. Now a note says the data contradict it
+    # (its m1 or m2 beyond four standard errors of the data's), naming the data's spectrum;
+    # a spectrum the data agree with gets none.
+    path = _data(tmp_path / "d.npz", 3.0)
+    argv = ["advise", "--data", path, "--methods", "ftfa", "--no-progress", "--spectrum"]
+    code, out, err = run_cli(argv + ["identity"], capsys)
+    assert code == 0 and "federation: 4 clients, spectrum identity" in out
+    assert "warning: --spectrum identity: the data contradict the spectrum given: its m1 " \
+           "(the mean of the eigenvalues) is 1, the data's 3.017 +- 0.034" in err, err
+    code, out, err = run_cli(argv + ["scaled:3"], capsys)
+    assert code == 0 and "contradict" not in err, err
