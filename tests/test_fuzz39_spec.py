@@ -146,3 +146,17 @@ def test_advise_notes_data_that_contradict_the_spectrum_given(tmp_path, capsys):
            "(the mean of the eigenvalues) is 1, the data's 3.017 +- 0.034" in err, err
     code, out, err = run_cli(argv + ["scaled:3"], capsys)
     assert code == 0 and "contradict" not in err, err
+
+
+def test_finite_text_read_as_inf_is_refused_by_one_helper(tmp_path):
+    # (b), the twin of note38: "finite text read as inf overflows" was written twice (the
+    # spectrum file's _refuse_beyond_float, the data CSV's _bad_line). Now _text.decimal says
+    # it (finite=True), for both readers; the options keep refusing "1e400" by their range.
+    from riskcalc._text import Overflow, decimal
+
+    with pytest.raises(Overflow, match=r"^'-1e400' overflows: beyond the largest float"):
+        decimal(" -1e400 ", finite=True)
+    assert decimal("-inf", finite=True) == -np.inf and decimal("1e400") == np.inf
+    (tmp_path / "eig.txt").write_text("1 2\n3 1E+999\n")
+    with pytest.raises(ValueError, match=r"eig.txt': line 2: '1E\+999' overflows: beyond"):
+        Spectrum.from_file(tmp_path / "eig.txt")

@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 
 from riskcalc._files import unreadable, user_path
-from riskcalc._text import Underflow, decimal
+from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc.estimate.data import ARRAYS, check_memory
 
 
@@ -196,14 +196,13 @@ def _bad_line(path, header):
                 return (f"line {line_no} has {len(cells)} fields, the header "
                         f"{len(header)}")
             for k, cell in enumerate(cells):
-                where = f"line {line_no}, column {k + 1} ({header[k]!r}): {cell.strip()[:40]!r}"
-                try:
-                    value = decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                where = f"line {line_no}, column {k + 1} ({header[k]!r})"
+                try:       # as numpy reads it: float() took "1_0" as 10
+                    decimal(cell, finite=True)
                 except Underflow:
                     continue                    # a number numpy reads as 0
+                except Overflow as exc:
+                    return f"{where}: {exc}; rescale the column"
                 except ValueError:
-                    return f"{where} is not a number"
-                if np.isinf(value) and "inf" not in cell.lower():
-                    return (f"{where} overflows: beyond the largest float (about 1.8e308), "
-                            "it would be read as infinite; rescale the column")
+                    return f"{where}: {cell.strip()[:40]!r} is not a number"
     return None

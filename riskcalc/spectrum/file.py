@@ -13,7 +13,7 @@ import numpy as np
 
 from riskcalc._files import unreadable, user_path
 from riskcalc._validate import file_size
-from riskcalc._text import Underflow, decimal
+from riskcalc._text import Overflow, Underflow, decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
 #: file that is not a list of eigenvalues, is refused before it is read.
@@ -144,19 +144,18 @@ class _BeyondFloat(ValueError):
 
 def _refuse_beyond_float(rows) -> None:
     """_BeyondFloat naming the first field of a text file (split into fields) written nonzero
-    but read as 0, or finite but read as infinite, if any."""
+    but read as 0, or finite but read as infinite (``decimal``'s Overflow), if any."""
     for number, fields in enumerate(rows, 1):
         for text in fields:
-            shown = repr(text if len(text) <= 12 else text[:10] + "...")
             try:
-                value = decimal(text)
+                decimal(text, finite=True)
             except Underflow:
+                shown = repr(text if len(text) <= 12 else text[:10] + "...")
                 raise _BeyondFloat(f"line {number}: {shown} underflows: nonzero but below the "
                                    "smallest positive float (about 4.9e-324), it would be "
                                    "read as 0, and eigenvalues must be positive") from None
-            if np.isinf(value) and "inf" not in text.lower():
-                raise _BeyondFloat(f"line {number}: {shown} overflows: beyond the largest "
-                                   "float (about 1.8e308), it would be read as infinite")
+            except Overflow as exc:
+                raise _BeyondFloat(f"line {number}: {exc}") from None
 
 
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
