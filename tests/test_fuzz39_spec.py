@@ -160,3 +160,19 @@ def test_finite_text_read_as_inf_is_refused_by_one_helper(tmp_path):
     (tmp_path / "eig.txt").write_text("1 2\n3 1E+999\n")
     with pytest.raises(ValueError, match=r"eig.txt': line 2: '1E\+999' overflows: beyond"):
         Spectrum.from_file(tmp_path / "eig.txt")
+
+
+def test_random_eigenvectors_of_gaussian_features_are_refused_as_without_effect(capsys):
+    # F8 (c): compare/sweep --eigvecs random with Gaussian features (the default) simulated the
+    # aligned model in distribution (a rotated Gaussian vector has the same law) and printed it
+    # as if the eigenvectors had been tried; montecarlo.compare(eigvecs="random") likewise. Now
+    # an option without effect, refused as the others are (docs/safety.rst).
+    import montecarlo
+
+    code, out, err = run_cli(["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--d", "50", "--reps", "2", "--eigvecs", "random"], capsys)
+    assert code == 2 and out == "" and err.startswith(
+        "error: --eigvecs random has no effect with --features gaussian"), err
+    with pytest.raises(ValueError, match="eigvecs='random' has no effect with features="):
+        montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=50, reps=2,
+                           eigvecs="random")

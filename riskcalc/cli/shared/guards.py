@@ -301,7 +301,8 @@ def simulation_options(args) -> None:
                    [k for k in ("clients", "clients_file", "weights", "df")
                     if getattr(args, k, None) is not None],
                    "student-t" in (args.features, args.noise), cli=True, noise=args.noise,
-                   measure=args.measure)
+                   measure=args.measure, eigvecs=getattr(args, "eigvecs", "aligned"),
+                   features=args.features)
 
 
 def many_samples(d: int, gamma: float) -> str:
