@@ -176,3 +176,17 @@ def test_random_eigenvectors_of_gaussian_features_are_refused_as_without_effect(
     with pytest.raises(ValueError, match="eigvecs='random' has no effect with features="):
         montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=50, reps=2,
                            eigvecs="random")
+
+
+def test_a_spectrum_text_file_with_an_empty_field_is_refused(tmp_path):
+    # F9: "1,,2" (a value left out between commas, as a spreadsheet writes a blank cell) was
+    # read as the eigenvalues 1 and 2, silently. Now refused naming the line; a comma that
+    # ends a line leaves nothing out and is still read.
+    path = tmp_path / "eig.txt"
+    for text in ("1,,2\n", "4\n,1,2\n", "1, ,2\n"):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=r"line \d: an empty field between commas"):
+            Spectrum.from_file(path)
+    path.write_text("1, 2,\n4,\n")
+    assert Spectrum.from_file(path) == Spectrum([1, 2, 4])
+

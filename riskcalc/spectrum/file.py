@@ -63,6 +63,10 @@ def _read_ordered(path):
         # "#" starts a comment, as in a data CSV (numpy.loadtxt's rule): numpy.savetxt writes
         # its header so (was refused: "line 1: expected numbers ..., got '#'").
         lines = [line.partition("#")[0] for line in content.split("\n")]
+        empty = next((k for k, line in enumerate(lines, 1) if _EMPTY_FIELD.search(line)), None)
+        if empty:       # "1,,2" was read as 1, 2: a value left out, silently
+            raise ValueError(f"line {empty}: an empty field between commas (a value left "
+                             "out?); give every eigenvalue")
         rows = [line.replace(",", " ").split() for line in lines]
         # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
         # a character outside plain decimal notation sends the fields to the strict check.
@@ -158,6 +162,9 @@ def _refuse_beyond_float(rows) -> None:
                 raise _BeyondFloat(f"line {number}: {exc}") from None
 
 
+#: A comma with no number before it on its line or since the last comma ("1,,2", ",1"); one
+#: ending a line ("1, 2,") leaves nothing out.
+_EMPTY_FIELD = re.compile(r"^\s*,|,\s*,")
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
 _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 
