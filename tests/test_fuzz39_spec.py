@@ -190,3 +190,16 @@ def test_a_spectrum_text_file_with_an_empty_field_is_refused(tmp_path):
     path.write_text("1, 2,\n4,\n")
     assert Spectrum.from_file(path) == Spectrum([1, 2, 4])
 
+
+def test_a_column_of_eigenvalues_is_refused_by_both_spectrum_routes(tmp_path):
+    # F10: a 3 x 1 (or 1 x 3) .npy was refused by Spectrum.from_file ("expected a 1-d list of
+    # eigenvalues") but read by ordered_steps (covariate shift: a federation's per-client
+    # file, clients_limit(spectra=...)), and a 3 x 1 array likewise. Now both refuse it.
+    for shape in ((3, 1), (1, 3)):
+        np.save(tmp_path / "col.npy", np.ones(shape))
+        with pytest.raises(ValueError, match="1-d list"):
+            Spectrum.from_file(tmp_path / "col.npy")
+        with pytest.raises(ValueError, match=r"col.npy' is an array of shape \d x \d: give "):
+            ordered_steps(f"file:{tmp_path / 'col.npy'}", 3)
+        with pytest.raises(ValueError, match="is an array of shape"):
+            ordered_steps(np.ones(shape))

@@ -190,12 +190,17 @@ def ordered_eigenvalues(spec, d: int) -> np.ndarray:
 
 def _ordered_array(values, what):
     """A 1-D array of positive eigenvalues; a covariance matrix is refused with the way to
-    pass its eigenvalues."""
+    pass its eigenvalues, and so is any array of more than one dimension, as ``Spectrum``
+    refuses it (a 3 x 1 .npy was read here, refused by ``Spectrum.from_file``)."""
     if values.ndim == 2 and min(values.shape) > 1:
         raise ValueError(f"{what} is a {values.shape[0]} x {values.shape[1]} matrix: clients' "
                          "covariances must be diagonal in one shared basis; give the "
                          "eigenvalues in that basis as one list (e.g. np.diag(Sigma), saved "
                          "with np.save or one number per line)")
+    if values.ndim > 1:
+        raise ValueError(f"{what} is an array of shape {' x '.join(map(str, values.shape))}: "
+                         "give the eigenvalues as a 1-d list (e.g. numpy.save(PATH, "
+                         "values.ravel()))")
     values = values.ravel()
     if values.size == 0:
         raise ValueError(f"{what} has no eigenvalues")
