@@ -203,3 +203,17 @@ def test_a_column_of_eigenvalues_is_refused_by_both_spectrum_routes(tmp_path):
             ordered_steps(f"file:{tmp_path / 'col.npy'}", 3)
         with pytest.raises(ValueError, match="is an array of shape"):
             ordered_steps(np.ones(shape))
+
+
+def test_a_target_powerlaw_without_its_size_names_the_file_and_client(tmp_path, capsys):
+    # F11: a federation file without "d" whose TARGET gives powerlaw:1 was refused by predict
+    # as "spectrum 'powerlaw:1': powerlaw needs the number of eigenvalues ...", naming neither
+    # the file nor the client, while another client's same SPEC named the file. Now both do.
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 1, "sigma": 0.5, "spectrum": "powerlaw:1"},
+        {"name": "b", "gamma": 0.8, "r": 0.5, "sigma": 1}]}))
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path], capsys)
+    assert code == 2 and err.startswith(f"error: --federation {path}: client 0 ('a'): "
+                                        "spectrum: spectrum 'powerlaw:1': powerlaw needs"), err
+    assert run_cli(["predict", "ftfa", "--federation", path, "--d", 10], capsys)[0] == 0
