@@ -217,3 +217,16 @@ def test_a_target_powerlaw_without_its_size_names_the_file_and_client(tmp_path, 
     assert code == 2 and err.startswith(f"error: --federation {path}: client 0 ('a'): "
                                         "spectrum: spectrum 'powerlaw:1': powerlaw needs"), err
     assert run_cli(["predict", "ftfa", "--federation", path, "--d", 10], capsys)[0] == 0
+
+
+def test_a_federation_file_number_beyond_the_floats_is_said_to_overflow(tmp_path, capsys):
+    # F12: "r": 1e400 in a federation file was "r must be a finite number in [0, 1e+100], got
+    # inf", a value the file does not hold (its "r": 1e-400 was said to underflow). Now the
+    # JSON reader says it overflows (decimal(finite=True)), naming the client and the key.
+    path = tmp_path / "fed.json"
+    path.write_text('{"fedrisk_federation": 1, "clients": [{"gamma": 0.5, "r": 1, "sigma": 0.5,'
+                    ' "se": {"r": -1E+999}}, {"gamma": 0.8, "r": 0.5, "sigma": 1}]}')
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path], capsys)
+    assert code == 2 and err == (f"error: --federation {path}: client 0: se.r: '-1E+999' "
+                                 "overflows: beyond the largest float (about 1.8e308), it "
+                                 "would be read as infinite\n"), err
