@@ -230,3 +230,15 @@ def test_a_federation_file_number_beyond_the_floats_is_said_to_overflow(tmp_path
     assert code == 2 and err == (f"error: --federation {path}: client 0: se.r: '-1E+999' "
                                  "overflows: beyond the largest float (about 1.8e308), it "
                                  "would be read as infinite\n"), err
+
+
+def test_spectrum_parse_takes_a_spec_string_only():
+    # F13: Spectrum.parse read str() of its argument: pathlib.Path("identity") (or
+    # Path("two-point:1,4,0.5"), a file name meant) was taken as that SPEC, and bytes or None
+    # were "spectrum b'identity' is not one of ...". Now anything but a string is refused as
+    # riskcalc.spectrum.as_spectrum refuses it.
+    import pathlib
+
+    for value in (pathlib.Path("identity"), b"identity", None, 3):
+        with pytest.raises(ValueError, match="^spectrum must be a SPEC string .* got "):
+            Spectrum.parse(value)

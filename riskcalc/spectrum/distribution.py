@@ -159,7 +159,11 @@ class Spectrum:
         ``powerlaw:P,D`` (j^-P over D eigenvalues, mean 1; D defaults to ``d``);
         ``file:PATH`` (``.npy`` or text of eigenvalues); ``scaled:C`` (C times the identity).
         """
-        kind, arg = spec_kind(str(text))
+        if not isinstance(text, str):   # str() of pathlib.Path("identity") was a SPEC
+            raise ValueError("spectrum must be a SPEC string (identity, scaled:C, "
+                             "two-point:A,B,W, powerlaw:P[,D], file:PATH), got "
+                             f"{type(text).__name__}")
+        kind, arg = spec_kind(text)
         if kind == "identity" and not arg:
             return cls.identity()
         if kind == "file" and arg:      # "file: x.txt" named the file " x.txt"
