@@ -15,7 +15,8 @@ from tests.helpers import run_cli
 def test_two_spectrum_files_whose_names_differ_in_case_are_two_spectra(tmp_path):
     # F1 (a silent wrong answer): the finite-M limits keyed each client's SPEC by its lower
     # case, so file:A.txt and file:a.txt (two files) were one spectrum: both clients got the
-    # first file's eigenvalues (risk 0.75, 0.75 for 1.2457, 1.1002). Now the path keeps its case.
+    # first file's eigenvalues (risk 0.75, 0.75 for 1.2457, 1.1002), and advise refused them
+    # ("clients with different covariance spectra"). Now the path keeps its case.
     (tmp_path / "A.txt").write_text("1 1 1 1\n")
     (tmp_path / "a.txt").write_text("4 4 4 4\n")
     common = dict(gamma=[0.5, 0.5], sigma=[0.5, 0.5], r=[1.0, 1.0])
@@ -24,6 +25,11 @@ def test_two_spectrum_files_whose_names_differ_in_case_are_two_spectra(tmp_path)
     scaled = riskcalc.clients_limit("fedavg", spectra=["scaled:1", "scaled:4"], **common)
     np.testing.assert_allclose(files.risk, scaled.risk, rtol=1e-12)
     assert abs(scaled.risk[0] - scaled.risk[1]) > 0.1
+    # advise's Federation took them for one SPEC, then refused the two spectra it read
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 0.5, "spectrum": f"file:{name}.txt"} for name in "Aa"]}))
+    assert riskcalc.Federation.from_file(fed).spectra[1].endswith("a.txt")
 
 
 def test_a_spec_takes_spaces_around_its_kind_as_around_its_numbers(tmp_path, capsys):
