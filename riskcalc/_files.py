@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tokenize
 from contextlib import contextmanager
+
+#: What numpy raises on a damaged .npy header besides ValueError and EOFError: its parser's
+#: fallback tokenizes a header dict cut short ("{'descr': '<f8',") and raises
+#: ``tokenize.TokenError``, which was a traceback (a spectrum file, a data file).
+NPY_HEADER_ERRORS = (ValueError, EOFError, tokenize.TokenError)
 
 
 def user_path(path) -> str:

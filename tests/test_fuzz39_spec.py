@@ -248,3 +248,26 @@ def test_spectrum_parse_takes_a_spec_string_only():
     for value in (pathlib.Path("identity"), b"identity", None, 3):
         with pytest.raises(ValueError, match="^spectrum must be a SPEC string .* got "):
             Spectrum.parse(value)
+
+
+def test_a_npy_header_cut_short_is_refused_not_a_traceback(tmp_path, capsys):
+    # F14: a .npy whose header dict is cut short ("{'descr': '<f8',": the header length field
+    # says 16 bytes) made numpy raise tokenize.TokenError, a traceback for --spectrum
+    # file:EIG.npy and for a .npz member of --data. Now one error line each.
+    import io
+    import zipfile
+
+    head = b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n"
+    (tmp_path / "eig.npy").write_bytes(head + bytes(24))
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--spectrum", f"file:{tmp_path / 'eig.npy'}"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "npy header is cut short" in err, err
+    with zipfile.ZipFile(tmp_path / "d.npz", "w") as archive:
+        archive.writestr("X.npy", head.replace(b"(3,)", b"(6,2)"))
+        for key, arr in (("y", np.ones(6)), ("client", np.arange(6) % 2)):
+            raw = io.BytesIO()
+            np.save(raw, arr)
+            archive.writestr(f"{key}.npy", raw.getvalue())
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "d.npz"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "array X cannot be read (its header is " \
+                                                   "cut short)" in err, err

@@ -12,11 +12,12 @@ from __future__ import annotations
 import csv
 import os
 import re
+import tokenize
 import zipfile
 
 import numpy as np
 
-from riskcalc._files import unreadable, user_path
+from riskcalc._files import NPY_HEADER_ERRORS, unreadable, user_path
 from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc.estimate.data import ARRAYS, check_memory
 
@@ -41,7 +42,7 @@ def load(path):
     _check_npz(path)
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile):
+    except (OSError, zipfile.BadZipFile, *NPY_HEADER_ERRORS):
         # BadZipFile: a file that starts like a zip archive but is not one (was a traceback).
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
         raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
@@ -81,7 +82,7 @@ def _check_npz(path) -> None:
                         shapes[key] = (np.lib.format.read_array_header_1_0(fh)
                                        if version == (1, 0)
                                        else np.lib.format.read_array_header_2_0(fh))[0]
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
+    except (OSError, KeyError, zipfile.BadZipFile, RuntimeError, *NPY_HEADER_ERRORS):
         return
     twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
     if twice:
@@ -107,9 +108,10 @@ def _array(path, data, key):
     """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
     try:
         return data[key]
-    except ValueError as exc:
+    except (ValueError, tokenize.TokenError) as exc:
         if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
-            raise ValueError(f"--data {path}: array {key} cannot be read ({exc}): a truncated "
+            why = "its header is cut short" if isinstance(exc, tokenize.TokenError) else exc
+            raise ValueError(f"--data {path}: array {key} cannot be read ({why}): a truncated "
                              "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
         raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import tokenize
 
 import numpy as np
 
-from riskcalc._files import unreadable, user_path
+from riskcalc._files import NPY_HEADER_ERRORS, unreadable, user_path
 from riskcalc._validate import file_size
 from riskcalc._text import Overflow, Underflow, decimal
 
@@ -86,7 +87,7 @@ def _read_ordered(path):
         return values
     except _BeyondFloat as exc:     # 1e-400 was "... got 0.0", 1e400 "... got inf"
         raise ValueError(f"spectrum file {path!r}: {exc}") from None
-    except (ValueError, OSError, EOFError) as exc:
+    except (OSError, *NPY_HEADER_ERRORS) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
                          f"{_unreadable(exc)}") from None
 
@@ -133,7 +134,7 @@ def _check_npy_header(path) -> None:
             version = np.lib.format.read_magic(fh)
             shape, _, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
                                else np.lib.format.read_array_header_2_0(fh))
-        except (ValueError, EOFError):
+        except NPY_HEADER_ERRORS:
             return              # no .npy header: np.load says why
         held = os.path.getsize(path) - fh.tell()
     claimed = float(np.prod(shape, dtype=float)) * dtype.itemsize
@@ -172,6 +173,8 @@ _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 def _unreadable(exc) -> str:
     """Why a spectrum file could not be read, for its user: numpy's "allow_pickle=False" would
     advise loading a pickle (which can run code), and a codec error names no file kind."""
+    if isinstance(exc, tokenize.TokenError):
+        return "its .npy header is cut short (a damaged file?); save it again with numpy.save"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start}: binary data?); give a .npy or text file"
     if "allow_pickle" in str(exc) or "pickle" in str(exc):
