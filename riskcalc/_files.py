@@ -17,6 +17,18 @@ from contextlib import contextmanager
 NPY_HEADER_ERRORS = (ValueError, EOFError, tokenize.TokenError)
 
 
+def npy_damage(exc) -> str | None:
+    """What numpy's error ``exc`` on loading a .npy array says of a damaged header, or None:
+    a header cut short (``tokenize.TokenError``), or one longer than numpy reads without
+    ``allow_pickle`` (its message advises allowing pickles: the readers said the file held
+    Python objects)."""
+    if isinstance(exc, tokenize.TokenError):
+        return "its header is cut short"
+    if "max_header_size" in str(exc):
+        return "its header is longer than numpy reads safely"
+    return None
+
+
 def user_path(path) -> str:
     """``path`` (a str, bytes or os.PathLike) as a str, its leading ``~`` or ``~user`` read as
     a shell reads it unquoted, as that home folder (``os.path.expanduser``): the shell expands

@@ -17,7 +17,7 @@ import zipfile
 
 import numpy as np
 
-from riskcalc._files import NPY_HEADER_ERRORS, unreadable, user_path
+from riskcalc._files import NPY_HEADER_ERRORS, npy_damage, unreadable, user_path
 from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc.estimate.data import ARRAYS, check_memory
 
@@ -109,8 +109,8 @@ def _array(path, data, key):
     try:
         return data[key]
     except (ValueError, tokenize.TokenError) as exc:
-        if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
-            why = "its header is cut short" if isinstance(exc, tokenize.TokenError) else exc
+        if npy_damage(exc) or "pickle" not in str(exc):    # a truncated array was said to
+            why = npy_damage(exc) or exc                      # hold a pickle
             raise ValueError(f"--data {path}: array {key} cannot be read ({why}): a truncated "
                              "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import tokenize
 
 import numpy as np
 
-from riskcalc._files import NPY_HEADER_ERRORS, unreadable, user_path
+from riskcalc._files import NPY_HEADER_ERRORS, npy_damage, unreadable, user_path
 from riskcalc._validate import file_size
 from riskcalc._text import Overflow, Underflow, decimal
 
@@ -173,8 +172,8 @@ _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 def _unreadable(exc) -> str:
     """Why a spectrum file could not be read, for its user: numpy's "allow_pickle=False" would
     advise loading a pickle (which can run code), and a codec error names no file kind."""
-    if isinstance(exc, tokenize.TokenError):
-        return "its .npy header is cut short (a damaged file?); save it again with numpy.save"
+    if npy_damage(exc):
+        return f"{npy_damage(exc)} (a damaged .npy?); save the array again with numpy.save"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start}: binary data?); give a .npy or text file"
     if "allow_pickle" in str(exc) or "pickle" in str(exc):
