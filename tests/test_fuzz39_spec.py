@@ -287,3 +287,13 @@ def test_a_npy_header_too_long_to_read_safely_is_not_called_a_pickle(tmp_path):
     with pytest.raises(ValueError, match="its header is longer than numpy reads safely "
                                          r"\(a damaged .npy\?\); save the array again"):
         Spectrum.from_file(tmp_path / "eig.npy")
+
+
+def test_an_empty_file_name_is_said_to_be_empty(capsys):
+    # F16: estimate --data "" was "--data : no such file" and Spectrum.from_file("") "spectrum
+    # file '' does not exist", where --federation "" says "needs a file name, got an empty
+    # one". Now each says that.
+    code, out, err = run_cli(["estimate", "--data", " "], capsys)
+    assert code == 2 and err == "error: --data needs a file name, got an empty one\n", err
+    with pytest.raises(ValueError, match="^spectrum file: needs a file name, got an empty one"):
+        Spectrum.from_file("")

@@ -26,6 +26,8 @@ def load(path):
     """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
     a ``client`` and a ``y`` column (every other column a feature)."""
     path = user_path(path)
+    if not path.strip():    # was "--data : no such file"
+        raise ValueError("--data needs a file name, got an empty one")
     why = unreadable(path)
     if why:
         raise ValueError(f"--data {path}: " + ("no such file" if why == "does not exist"

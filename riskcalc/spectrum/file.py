@@ -48,6 +48,8 @@ def _read_ordered(path):
     ``#`` starting a comment), keeping a text file's rows: rows of equal length > 1 form a
     table (a matrix, 2-D), other layouts are a list of numbers."""
     path = user_path(path)
+    if not path.strip():    # was "spectrum file '' does not exist"
+        raise ValueError("spectrum file: needs a file name, got an empty one")
     _regular_file(path)
     npy = _is_npy(path)
     _check_size(path, npy)
