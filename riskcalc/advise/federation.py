@@ -34,10 +34,11 @@ class Federation:
     gamma, r, sigma : sequence of float (M,)
         d / n_j > 0, ||theta_j - theta_0|| >= 0, noise level >= 0.
     rho : sequence of float (M,), optional
-        ||theta_j|| >= 0, needed for local ridge only. In the model rho_j^2 = ||theta_0||^2 +
-        r_j^2 >= r_j^2, but a rho_j below r_j is accepted: each limit reads one of them (r_j
-        the methods with a global model, rho_j the local baselines), and estimates from data
-        (``riskcalc.estimate``) land there within their standard errors.
+        ||theta_j|| >= 0, needed for local ridge only. In the model rho_j^2 is r_j^2 plus the
+        squared norm of theta_0, so rho_j >= r_j, but a rho_j below r_j is accepted: each
+        limit reads one of them (r_j the methods with a global model, rho_j the local
+        baselines), and estimates from data (``riskcalc.estimate``) land there within their
+        standard errors.
     spectrum : Spectrum, SPEC str or sequence of Spectrum, optional
         The covariance spectrum shared by the clients (None: Sigma = I); a sequence of
         per-client spectra must all be the same spectrum (per-client covariances go in
