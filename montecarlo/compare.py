@@ -320,7 +320,9 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
         k for k in ("gammas", "rs", "sigmas", "df") if k in setting_options],
         "student-t" in (setting_options.get("features"), setting_options.get("noise")),
-        noise=setting_options.get("noise", "gaussian"), measure=measure)
+        noise=setting_options.get("noise", "gaussian"), measure=measure,
+        eigvecs=setting_options.get("eigvecs", "aligned"),
+        features=setting_options.get("features", "gaussian"))
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
@@ -331,7 +333,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
 
 def unused_options(method: str, global_model, given, student_t: bool,
                    cli: bool = False, noise: str = "gaussian",
-                   measure: str = "conditional") -> None:
+                   measure: str = "conditional", eigvecs: str = "aligned",
+                   features: str = "gaussian") -> None:
     """Options without effect in the chosen mode are errors: a ``noise`` law other than
     Gaussian under the conditional ``measure`` (the exact expectation over the noise given the
     designs, in which only sigma^2 enters: ``--noise rademacher`` printed the Gaussian numbers,
@@ -342,10 +345,19 @@ def unused_options(method: str, global_model, given, student_t: bool,
     the command line's options (``riskcalc compare`` and ``sweep``), else as this module's
     keywords: clients=5 with global_model="oracle", weights="uniform" or gammas under the
     oracle, df=7 with Gaussian draws and a federated model for a local baseline were taken
-    and ignored."""
+    and ignored; so were Haar-random ``eigvecs`` of Gaussian ``features`` (a rotated Gaussian
+    vector is the same Gaussian vector in distribution)."""
     def name(key):
         return "--" + key.replace("_", "-") if cli else key
 
+    if one_of(eigvecs, ("random",)) and one_of(features, ("gaussian",)):
+        raise ValueError(
+            ("--eigvecs random has no effect with --features gaussian (the default" if cli
+             else "eigvecs='random' has no effect with features='gaussian' (the default")
+            + ": a rotated Gaussian vector has the same law, so the simulation is the aligned "
+            "one in distribution); give " + ("--features rademacher or student-t" if cli else
+                                             "features='rademacher' or 'student-t'")
+            + " to see the eigenvectors matter or not")
     if noise != "gaussian" and measure == "conditional":
         raise ValueError(
             (f"--noise {noise} has no effect under --measure conditional (the default" if cli

@@ -16,6 +16,7 @@ from montecarlo.linear.estimators import BUILTIN, get_estimator
 from montecarlo.linear.instances import Setting, sample_instance
 from montecarlo.linear.measure import measure
 from riskcalc.linear.model import ClientSpec
+from riskcalc.spectrum import spec_kind
 from riskcalc.spectrum import Spectrum
 from riskcalc.spectrum.ordered import ordered_eigenvalues
 
@@ -50,7 +51,7 @@ def task_inputs(method: str, setting) -> dict:
     task named the file or the method, and a sweep (or ``compare``) rerun with its cache after
     the file or the plugin changed took the former simulations beside the new predictions."""
     out = {}
-    files = sorted({s for s in setting.spectra or () if s.strip().lower().startswith("file:")})
+    files = sorted({s for s in setting.spectra or () if spec_kind(s)[0] == "file"})
     if files:
         out["spectra_files"] = {s: hashlib.sha1(ordered_eigenvalues(s, setting.d).tobytes())
                                 .hexdigest() for s in files}

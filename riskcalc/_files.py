@@ -8,7 +8,48 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tokenize
 from contextlib import contextmanager
+
+#: What numpy raises on a damaged .npy header besides ValueError and EOFError: its parser's
+#: fallback tokenizes a header dict cut short ("{'descr': '<f8',") and raises
+#: ``tokenize.TokenError``, which was a traceback (a spectrum file, a data file).
+NPY_HEADER_ERRORS = (ValueError, EOFError, tokenize.TokenError)
+
+
+def npy_damage(exc) -> str | None:
+    """What numpy's error ``exc`` on loading a .npy array says of a damaged header, or None:
+    a header cut short (``tokenize.TokenError``), or one longer than numpy reads without
+    ``allow_pickle`` (its message advises allowing pickles: the readers said the file held
+    Python objects)."""
+    if isinstance(exc, tokenize.TokenError):
+        return "its header is cut short"
+    if "max_header_size" in str(exc):
+        return "its header is longer than numpy reads safely"
+    return None
+
+
+def user_path(path) -> str:
+    """``path`` (a str, bytes or os.PathLike) as a str, its leading ``~`` or ``~user`` read as
+    a shell reads it unquoted, as that home folder (``os.path.expanduser``): the shell expands
+    ``--data ~/d.npz`` but not ``--data=~/d.npz``, ``--spectrum file:~/eig.txt`` or a
+    federation file's ``"file:~/eig.txt"``, which named a folder "~" ("does not exist")."""
+    return os.path.expanduser(os.fsdecode(path))
+
+
+def unreadable(path) -> str | None:
+    """Why no file can be read at ``path``, or None when something is there: "does not exist",
+    or the system's reason (a 5000-character name was said not to exist: "File name too
+    long"; a name holding a NUL character)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    except ValueError:              # os.stat's "embedded null byte"
+        return "cannot be read (its name holds a NUL character)"
+    return None
 
 
 def through_links(path, option: str) -> str:

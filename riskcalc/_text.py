@@ -21,12 +21,18 @@ class Underflow(ValueError):
     """A nonzero number written below the smallest float (``decimal``)."""
 
 
-def decimal(text: str) -> float:
+class Overflow(ValueError):
+    """A finite number written beyond the largest float (``decimal(..., finite=True)``)."""
+
+
+def decimal(text: str, *, finite: bool = False) -> float:
     """The number ``text`` writes in decimal or scientific notation (surrounding spaces
     allowed), else ValueError. Python's ``float`` also reads "1_0" as 10 and other scripts'
     digits ("\u0661" as 1): a typing error would become another number silently. A nonzero
     number below the smallest float is refused: "1e-400" was read as 0 (``--lam 1e-400`` at
-    gamma = 1 printed inf, the ridgeless risk)."""
+    gamma = 1 printed inf, the ridgeless risk). ``finite``: a finite number beyond the largest
+    float ("1e400", read as inf) is refused as an ``Overflow`` (the files' readers: the
+    options keep refusing it by their range, "got inf")."""
     if not isinstance(text, str) or not _DECIMAL.fullmatch(text.strip()):
         raise ValueError(f"expected a number in decimal notation (such as 0.5 or 1e-3), got "
                          f"{_short(text)}")
@@ -35,6 +41,9 @@ def decimal(text: str) -> float:
         raise Underflow(f"{_short(text)} is nonzero but below the smallest positive float "
                          "(about 4.9e-324), which would read it as 0: give 0 or a number "
                          "above 1e-300")
+    if finite and value in (float("inf"), float("-inf")) and "inf" not in text.lower():
+        raise Overflow(f"{_short(text.strip())} overflows: beyond the largest float (about "
+                       "1.8e308), it would be read as infinite")
     return value
 
 

@@ -41,7 +41,8 @@ RANGES = {"gamma": GAMMA_RANGE, "sigma": (0.0, SCALE_MAX), "r": (0.0, SCALE_MAX)
 def real(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     """``value`` as a float array if it is a real number or an array of them (module
     docstring), else ValueError naming ``name``; ``ndim``: the largest rank accepted."""
-    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
+    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"
+                                and value.dtype.itemsize <= 8):
         arr = np.asarray(value, dtype=float)    # the common case, checked in one step
     else:
         arr = _strict(name, value)
@@ -72,7 +73,8 @@ def _strict(name, value) -> np.ndarray:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
                          f"holds {held}")
     try:
-        out = arr.astype(float, copy=False)
+        with np.errstate(over="ignore"):        # numpy.longdouble: judged below
+            out = arr.astype(float, copy=False)
     except OverflowError:
         out = None
     except ValueError:                           # Decimal("sNaN") has no float
@@ -82,6 +84,15 @@ def _strict(name, value) -> np.ndarray:
         # A finite Decimal beyond float's range became inf silently (a Fraction raised).
         raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
                          f"{_short(value)}")
+    if arr.dtype.kind == "O" or arr.dtype.itemsize > 8:
+        # A numpy.longdouble beyond float's range: 1e4000 was "got inf", 1e-4000 "got 0.0"
+        # (as Decimal("1e-400") and Fraction(1, 10 ** 400), read as 0 silently).
+        if arr.dtype.kind == "f" and (np.isinf(out) & np.isfinite(arr)).any():
+            raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
+                             f"{_short(value)}")
+        if np.any((out == 0) & (arr != 0)):
+            raise ValueError(f"{name}: {_short(value)} underflows: nonzero but below the "
+                             "smallest positive float (about 4.9e-324), it would be read as 0")
     return out
 
 

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from riskcalc._text import Underflow, decimal
+from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc._validate import file_size
 
 __all__ = ["NonFinite", "kind", "load"]
@@ -119,10 +119,11 @@ def _json_float(text: str):
     """A JSON number with a fraction or an exponent; one that is nonzero but below the smallest
     float (``"sigma": 1e-400``, which ``float`` reads as 0, where the command line refuses
     ``--sigma 1e-400``: ``riskcalc._text.decimal``) is a ``NonFinite`` marker saying so
-    (fuzz38 docs F2)."""
+    (fuzz38 docs F2), and so is one beyond the largest float (``"r": 1e999`` was "r must be a
+    finite number ..., got inf", a value the file does not hold)."""
     try:
-        return decimal(text)
-    except Underflow as exc:
+        return decimal(text, finite=True)
+    except (Underflow, Overflow) as exc:
         return NonFinite(text, str(exc))
 
 

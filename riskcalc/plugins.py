@@ -26,6 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from riskcalc._files import unreadable
 from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
@@ -127,8 +128,10 @@ def load_plugin(path) -> None:
     path = pathlib.Path(path).resolve()
     if str(path) in _LOADED:
         return
-    if not path.is_file():
-        raise PluginError(f"plugin {path}: no such file")
+    why = unreadable(path)      # a 5000-character name: OSError from is_file, a traceback
+    if why or not path.is_file():
+        raise PluginError(f"plugin {path}: " + (why if why and why != "does not exist"
+                                                else "no such file"))
     if path.suffix != ".py":
         raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
                           "methods")

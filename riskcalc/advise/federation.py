@@ -20,7 +20,7 @@ import numpy as np
 
 from riskcalc._validate import parameter, positive_int
 from riskcalc.linear.engine.joint_spectrum import d_if_used, joint_spectrum
-from riskcalc.spectrum import Spectrum, as_spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum, spec_key
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
 
@@ -34,7 +34,11 @@ class Federation:
     gamma, r, sigma : sequence of float (M,)
         d / n_j > 0, ||theta_j - theta_0|| >= 0, noise level >= 0.
     rho : sequence of float (M,), optional
-        ||theta_j|| >= 0, needed for local ridge only.
+        ||theta_j|| >= 0, needed for local ridge only. In the model rho_j^2 is r_j^2 plus the
+        squared norm of theta_0, so rho_j >= r_j, but a rho_j below r_j is accepted: each
+        limit reads one of them (r_j the methods with a global model, rho_j the local
+        baselines), and estimates from data (``riskcalc.estimate``) land there within their
+        standard errors.
     spectrum : Spectrum, SPEC str or sequence of Spectrum, optional
         The covariance spectrum shared by the clients (None: Sigma = I); a sequence of
         per-client spectra must all be the same spectrum (per-client covariances go in
@@ -280,7 +284,7 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
     given = [c.get("spectrum", spectrum) for c in clients]
     texts = ["identity" if s is None else s for s in given]
     if (not any(isinstance(s, Spectrum) for s in given)
-            and len({s.strip().lower() for s in texts}) > 1):
+            and len({spec_key(s) for s in texts}) > 1):
         # Different SPECs: covariate shift (a client without one has Sigma = I).
         cov = {"spectra": texts, "d": d}
     else:

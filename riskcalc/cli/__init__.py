@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 
+from riskcalc._files import user_path
 from riskcalc._text import Underflow, decimal, integer
 from riskcalc._version import __version__
 from riskcalc.cli.shared import guards
@@ -192,6 +193,10 @@ def _command(argv: list):
     return None
 
 
+#: The destinations of the options that name files or folders (``riskcalc._files.user_path``).
+PATHS = ("federation", "clients_file", "data", "out", "cache", "csv")
+
+
 def _run(argv: list) -> int:
     from riskcalc.cli.shared import plugins
 
@@ -203,6 +208,9 @@ def _run(argv: list) -> int:
         _error(exc)
         return 2
     args = build_parser(argv).parse_args(argv)
+    for dest in PATHS:      # --out=~/r.csv: the shell expands "~" only at a word's start
+        if isinstance(getattr(args, dest, None), str):
+            setattr(args, dest, user_path(getattr(args, dest)))
     args.plugin = files     # inputs as well: no output may be written over them (not_an_input)
     try:
         with guards.no_warnings_first():

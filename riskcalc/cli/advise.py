@@ -108,6 +108,9 @@ def read_federation(args):
             except ValueError as exc:
                 raise ValueError(f"--spectrum {args.spectrum} (--data {args.data}: d = "
                                  f"{est.d}): {exc}") from None
+            note = est.contradiction(spectrum)
+            if note:
+                warnings.warn(f"--spectrum {args.spectrum}: {note}", stacklevel=2)
             return est.federation(spectrum=spectrum), est, None, est.as_dict()["signal"]
         # The estimates' federation file, as --federation reads it: the same federation.
         ff = federation_file.from_object(est.as_dict(), f"--data {args.data}")

@@ -12,20 +12,26 @@ from __future__ import annotations
 import csv
 import os
 import re
+import tokenize
 import zipfile
 
 import numpy as np
 
-from riskcalc._text import Underflow, decimal
+from riskcalc._files import NPY_HEADER_ERRORS, npy_damage, unreadable, user_path
+from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc.estimate.data import ARRAYS, check_memory
 
 
 def load(path):
     """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
     a ``client`` and a ``y`` column (every other column a feature)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ValueError(f"--data {path}: no such file")
+    path = user_path(path)
+    if not path.strip():    # was "--data : no such file"
+        raise ValueError("--data needs a file name, got an empty one")
+    why = unreadable(path)
+    if why:
+        raise ValueError(f"--data {path}: " + ("no such file" if why == "does not exist"
+                                               else why))
     if not os.path.isfile(path):
         raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
     if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
@@ -38,7 +44,7 @@ def load(path):
     _check_npz(path)
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile):
+    except (OSError, zipfile.BadZipFile, *NPY_HEADER_ERRORS):
         # BadZipFile: a file that starts like a zip archive but is not one (was a traceback).
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
         raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
@@ -62,8 +68,9 @@ def load(path):
 
 def _check_npz(path) -> None:
     """``check_memory`` on the shapes of X, y and client read from their member headers
-    (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
-    X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
+    (nothing else is read), after y's and client's are checked against the rows of a 2-D X:
+    N the most rows any of them claims, d the size of X's row (a 1-d X: 1). A file that is
+    not a .npz of these arrays is left to ``np.load``'s checks."""
     shapes, names = {}, []
     try:
         with zipfile.ZipFile(path) as zf:
@@ -77,13 +84,20 @@ def _check_npz(path) -> None:
                         shapes[key] = (np.lib.format.read_array_header_1_0(fh)
                                        if version == (1, 0)
                                        else np.lib.format.read_array_header_2_0(fh))[0]
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
+    except (OSError, KeyError, zipfile.BadZipFile, RuntimeError, *NPY_HEADER_ERRORS):
         return
     twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
     if twice:
         raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
                          "read as one name: which is meant is ambiguous); save it again with "
                          "numpy.savez")
+    X = shapes.get("X")
+    for key in ("y", "client"):
+        if X is not None and len(X) == 2 and min(X) > 0 and shapes.get(key, X[:1]) != X[:1]:
+            # as check_data says it, before the memory the longest array would need (y of
+            # 10^9 entries beside 6 rows of X was refused for 106 GiB of memory)
+            raise ValueError(f"--data {path}: {key} must have shape ({X[0]},) like the rows of "
+                             f"X, got {shapes[key]}")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
@@ -96,9 +110,10 @@ def _array(path, data, key):
     """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
     try:
         return data[key]
-    except ValueError as exc:
-        if "pickle" not in str(exc):    # a truncated array was said to hold a pickle
-            raise ValueError(f"--data {path}: array {key} cannot be read ({exc}): a truncated "
+    except (ValueError, tokenize.TokenError) as exc:
+        if npy_damage(exc) or "pickle" not in str(exc):    # a truncated array was said to
+            why = npy_damage(exc) or exc                      # hold a pickle
+            raise ValueError(f"--data {path}: array {key} cannot be read ({why}): a truncated "
                              "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
         raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
@@ -185,14 +200,13 @@ def _bad_line(path, header):
                 return (f"line {line_no} has {len(cells)} fields, the header "
                         f"{len(header)}")
             for k, cell in enumerate(cells):
-                where = f"line {line_no}, column {k + 1} ({header[k]!r}): {cell.strip()[:40]!r}"
-                try:
-                    value = decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                where = f"line {line_no}, column {k + 1} ({header[k]!r})"
+                try:       # as numpy reads it: float() took "1_0" as 10
+                    decimal(cell, finite=True)
                 except Underflow:
                     continue                    # a number numpy reads as 0
+                except Overflow as exc:
+                    return f"{where}: {exc}; rescale the column"
                 except ValueError:
-                    return f"{where} is not a number"
-                if np.isinf(value) and "inf" not in cell.lower():
-                    return (f"{where} overflows: beyond the largest float (about 1.8e308), "
-                            "it would be read as infinite; rescale the column")
+                    return f"{where}: {cell.strip()[:40]!r} is not a number"
     return None

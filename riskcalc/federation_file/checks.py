@@ -18,10 +18,11 @@ import os
 
 import numpy as np
 
+from riskcalc._files import user_path
 from riskcalc._validate import MAX_INT, RANGES
 from riskcalc.json_strict import NonFinite
 from riskcalc.json_strict import kind as _kind
-from riskcalc.spectrum import ordered_steps, step_count
+from riskcalc.spectrum import ordered_steps, spec_kind, step_count
 
 
 
@@ -106,10 +107,11 @@ def check_spec(probe, j, value, base, seen):
         raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
     raw = value
-    kind, _, arg = value.strip().partition(":")
-    arg = arg.strip()       # "file: x.txt" was joined to the folder as " x.txt"
-    if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
-        value = "file:" + os.path.join(base, arg)
+    kind, arg = spec_kind(value)    # "file: x.txt" was joined to the folder as " x.txt"
+    if kind == "file" and arg and (base is not None or arg.startswith("~")):
+        full = user_path(arg)           # "file:~/eig.txt" was the folder's "~/eig.txt"
+        value = "file:" + (full if base is None or os.path.isabs(full)
+                           else os.path.join(base, full))
     if value in seen:
         return value
     # seen: SPEC -> its number of steps, and None -> the most of them. The distinct spectra

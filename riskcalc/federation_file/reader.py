@@ -43,6 +43,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from riskcalc._files import user_path
 from riskcalc._validate import RANGES, flag
 from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
                                              check_se, check_spec)
@@ -232,7 +233,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     if versioned is not None:   # versioned="yes" (or "no") was read as True
         versioned = flag("versioned (None: either)", versioned)
     try:
-        path = os.fsdecode(path)
+        path = user_path(path)
     except TypeError:
         raise ValueError(f"{option or 'path'} must be a file path (a str or os.PathLike), got "
                          f"{type(path).__name__}") from None

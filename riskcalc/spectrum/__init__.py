@@ -9,7 +9,7 @@ file), ``ordered`` (a SPEC's eigenvalues in the order of one shared basis: covar
 
 from riskcalc.spectrum.distribution import Spectrum, as_spectrum, spec_uses_d
 from riskcalc.spectrum.ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, ordered_eigenvalues,
-                                       ordered_steps, step_count)
+                                       ordered_steps, spec_key, spec_kind, step_count)
 
 __all__ = ["EIGENVALUE_RANGE", "MAX_EIGENVALUES", "Spectrum", "as_spectrum", "ordered_eigenvalues",
-           "ordered_steps", "spec_uses_d", "step_count"]
+           "ordered_steps", "spec_key", "spec_kind", "spec_uses_d", "step_count"]

@@ -26,7 +26,7 @@ import numpy as np
 from riskcalc._validate import as_array, positive_int, real
 from riskcalc.spectrum.file import _read_ordered
 from riskcalc.spectrum.ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, _numbers,
-                                       ordered_steps, power_law_values)
+                                       ordered_steps, power_law_values, spec_kind)
 
 __all__ = ["Spectrum", "as_spectrum", "spec_uses_d"]
 
@@ -159,12 +159,15 @@ class Spectrum:
         ``powerlaw:P,D`` (j^-P over D eigenvalues, mean 1; D defaults to ``d``);
         ``file:PATH`` (``.npy`` or text of eigenvalues); ``scaled:C`` (C times the identity).
         """
-        kind, _, arg = str(text).strip().partition(":")
-        kind = kind.lower()
+        if not isinstance(text, str):   # str() of pathlib.Path("identity") was a SPEC
+            raise ValueError("spectrum must be a SPEC string (identity, scaled:C, "
+                             "two-point:A,B,W, powerlaw:P[,D], file:PATH), got "
+                             f"{type(text).__name__}")
+        kind, arg = spec_kind(text)
         if kind == "identity" and not arg:
             return cls.identity()
-        if kind == "file" and arg.strip():      # "file: x.txt" named the file " x.txt"
-            return cls.from_file(arg.strip())
+        if kind == "file" and arg:      # "file: x.txt" named the file " x.txt"
+            return cls.from_file(arg)
         nums = _numbers(text, arg)
         if kind == "powerlaw" and len(nums) == 1 and d is None:
             # "or give --d" was also said to the Python calls that take no d
@@ -266,7 +269,7 @@ def spec_uses_d(spec) -> bool:
     """Whether a dimension d given beside ``spec`` is used: a ``powerlaw:P`` SPEC (d sizes it)
     or ``file:PATH`` (d checks its count); other SPECs, arrays and Spectrum objects carry their
     own eigenvalues."""
-    return isinstance(spec, str) and spec.strip().lower().startswith(("powerlaw:", "file:"))
+    return isinstance(spec, str) and ":" in spec and spec_kind(spec)[0] in ("powerlaw", "file")
 
 
 def as_spectrum(value, d: int | None = None):
@@ -277,9 +280,8 @@ def as_spectrum(value, d: int | None = None):
     if value is None or isinstance(value, Spectrum):
         return value
     if isinstance(value, str):
-        kind, _, arg = value.strip().partition(":")
-        if d is not None and (kind.lower() == "file" or (kind.lower() == "powerlaw"
-                                                          and "," in arg)):
+        kind, arg = spec_kind(value)
+        if d is not None and (kind == "file" or (kind == "powerlaw" and "," in arg)):
             # An explicit number of eigenvalues must be d, as in spectra (a file of 4 beside
             # d = 5 was taken silently for a shared spectrum).
             ordered_steps(value, d)

@@ -11,8 +11,9 @@ import re
 
 import numpy as np
 
+from riskcalc._files import NPY_HEADER_ERRORS, npy_damage, unreadable, user_path
 from riskcalc._validate import file_size
-from riskcalc._text import Underflow, decimal
+from riskcalc._text import Overflow, Underflow, decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
 #: file that is not a list of eigenvalues, is refused before it is read.
@@ -34,8 +35,9 @@ def _check_size(path, npy: bool):
 
 def _regular_file(path) -> None:
     """Raise ValueError unless ``path`` is an existing regular file (saying which it is not)."""
-    if not os.path.exists(path):
-        raise ValueError(f"spectrum file {path!r} does not exist")
+    why = unreadable(path)
+    if why:
+        raise ValueError(f"spectrum file {path!r} {why}")
     if not os.path.isfile(path):
         raise ValueError(f"spectrum file {path!r} is not a regular file (a folder, device or "
                          "pipe); give a .npy or text file of eigenvalues")
@@ -45,7 +47,9 @@ def _read_ordered(path):
     """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas,
     ``#`` starting a comment), keeping a text file's rows: rows of equal length > 1 form a
     table (a matrix, 2-D), other layouts are a list of numbers."""
-    path = os.fspath(path)
+    path = user_path(path)
+    if not path.strip():    # was "spectrum file '' does not exist"
+        raise ValueError("spectrum file: needs a file name, got an empty one")
     _regular_file(path)
     npy = _is_npy(path)
     _check_size(path, npy)
@@ -61,6 +65,10 @@ def _read_ordered(path):
         # "#" starts a comment, as in a data CSV (numpy.loadtxt's rule): numpy.savetxt writes
         # its header so (was refused: "line 1: expected numbers ..., got '#'").
         lines = [line.partition("#")[0] for line in content.split("\n")]
+        empty = next((k for k, line in enumerate(lines, 1) if _EMPTY_FIELD.search(line)), None)
+        if empty:       # "1,,2" was read as 1, 2: a value left out, silently
+            raise ValueError(f"line {empty}: an empty field between commas (a value left "
+                             "out?); give every eigenvalue")
         rows = [line.replace(",", " ").split() for line in lines]
         # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
         # a character outside plain decimal notation sends the fields to the strict check.
@@ -80,7 +88,7 @@ def _read_ordered(path):
         return values
     except _BeyondFloat as exc:     # 1e-400 was "... got 0.0", 1e400 "... got inf"
         raise ValueError(f"spectrum file {path!r}: {exc}") from None
-    except (ValueError, OSError, EOFError) as exc:
+    except (OSError, *NPY_HEADER_ERRORS) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
                          f"{_unreadable(exc)}") from None
 
@@ -127,7 +135,7 @@ def _check_npy_header(path) -> None:
             version = np.lib.format.read_magic(fh)
             shape, _, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
                                else np.lib.format.read_array_header_2_0(fh))
-        except (ValueError, EOFError):
+        except NPY_HEADER_ERRORS:
             return              # no .npy header: np.load says why
         held = os.path.getsize(path) - fh.tell()
     claimed = float(np.prod(shape, dtype=float)) * dtype.itemsize
@@ -142,21 +150,23 @@ class _BeyondFloat(ValueError):
 
 def _refuse_beyond_float(rows) -> None:
     """_BeyondFloat naming the first field of a text file (split into fields) written nonzero
-    but read as 0, or finite but read as infinite, if any."""
+    but read as 0, or finite but read as infinite (``decimal``'s Overflow), if any."""
     for number, fields in enumerate(rows, 1):
         for text in fields:
-            shown = repr(text if len(text) <= 12 else text[:10] + "...")
             try:
-                value = decimal(text)
+                decimal(text, finite=True)
             except Underflow:
+                shown = repr(text if len(text) <= 12 else text[:10] + "...")
                 raise _BeyondFloat(f"line {number}: {shown} underflows: nonzero but below the "
                                    "smallest positive float (about 4.9e-324), it would be "
                                    "read as 0, and eigenvalues must be positive") from None
-            if np.isinf(value) and "inf" not in text.lower():
-                raise _BeyondFloat(f"line {number}: {shown} overflows: beyond the largest "
-                                   "float (about 1.8e308), it would be read as infinite")
+            except Overflow as exc:
+                raise _BeyondFloat(f"line {number}: {exc}") from None
 
 
+#: A comma with no number before it on its line or since the last comma ("1,,2", ",1"); one
+#: ending a line ("1, 2,") leaves nothing out.
+_EMPTY_FIELD = re.compile(r"^\s*,|,\s*,")
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
 _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 
@@ -164,6 +174,8 @@ _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 def _unreadable(exc) -> str:
     """Why a spectrum file could not be read, for its user: numpy's "allow_pickle=False" would
     advise loading a pickle (which can run code), and a codec error names no file kind."""
+    if npy_damage(exc):
+        return f"{npy_damage(exc)} (a damaged .npy?); save the array again with numpy.save"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start}: binary data?); give a .npy or text file"
     if "allow_pickle" in str(exc) or "pickle" in str(exc):

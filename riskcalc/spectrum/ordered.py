@@ -50,6 +50,23 @@ def power_law_values(p: float, d: int) -> np.ndarray:
     return s / s.mean()
 
 
+def spec_kind(spec: str) -> tuple:
+    """(kind, argument) of the SPEC string ``spec``: the kind before the first colon in lower
+    case without the spaces around it (``powerlaw : 1,5`` was refused while ``powerlaw: 1, 5``
+    was read), the argument after it without its surrounding spaces; a ``file:`` path keeps
+    its case."""
+    kind, _, arg = spec.strip().partition(":")
+    return kind.strip().lower(), arg.strip()
+
+
+def spec_key(spec: str) -> str:
+    """The SPEC string ``spec`` written one way (``spec_kind``), to tell two SPECs apart: a
+    key made by lower-casing the whole SPEC took ``file:A.txt`` and ``file:a.txt``, two files,
+    for one spectrum (the second client got the first file's eigenvalues)."""
+    kind, arg = spec_kind(spec)
+    return f"{kind}:{arg}" if arg else kind
+
+
 def _numbers(text, arg):
     """The comma-separated numbers ``arg`` of the SPEC ``text`` (decimal notation)."""
     try:
@@ -107,13 +124,11 @@ def ordered_steps(spec, d: int | None = None):
     if not isinstance(spec, str):
         values = _ordered_array(real("the spectrum array", spec), "the spectrum array")
     else:
-        kind, _, arg = spec.strip().partition(":")
-        kind = kind.lower()
+        kind, arg = spec_kind(spec)
         if kind == "identity" and not arg:
             return np.array([0.0, 1.0]), np.array([1.0])
-        if kind == "file" and arg.strip():      # the path without the spaces after "file:"
-            values = _ordered_array(_read_ordered(arg.strip()), f"spectrum file "
-                                    f"{arg.strip()!r}")
+        if kind == "file" and arg:      # the path without the spaces after "file:"
+            values = _ordered_array(_read_ordered(arg), f"spectrum file {arg!r}")
         else:
             nums = _numbers(spec, arg)
             if kind == "scaled" and len(nums) == 1:
@@ -148,8 +163,7 @@ def step_count(spec, d: int | None = None) -> int | None:
     expansion tells (a file, an unsized or malformed SPEC: ``ordered_steps`` reports those)."""
     if not isinstance(spec, str):
         return int(np.size(spec))
-    kind, _, arg = spec.strip().partition(":")
-    kind = kind.lower()
+    kind, arg = spec_kind(spec)
     if kind in ("identity", "scaled"):
         return 1
     if kind == "two-point":
@@ -176,12 +190,17 @@ def ordered_eigenvalues(spec, d: int) -> np.ndarray:
 
 def _ordered_array(values, what):
     """A 1-D array of positive eigenvalues; a covariance matrix is refused with the way to
-    pass its eigenvalues."""
+    pass its eigenvalues, and so is any array of more than one dimension, as ``Spectrum``
+    refuses it (a 3 x 1 .npy was read here, refused by ``Spectrum.from_file``)."""
     if values.ndim == 2 and min(values.shape) > 1:
         raise ValueError(f"{what} is a {values.shape[0]} x {values.shape[1]} matrix: clients' "
                          "covariances must be diagonal in one shared basis; give the "
                          "eigenvalues in that basis as one list (e.g. np.diag(Sigma), saved "
                          "with np.save or one number per line)")
+    if values.ndim > 1:
+        raise ValueError(f"{what} is an array of shape {' x '.join(map(str, values.shape))}: "
+                         "give the eigenvalues as a 1-d list (e.g. numpy.save(PATH, "
+                         "values.ravel()))")
     values = values.ravel()
     if values.size == 0:
         raise ValueError(f"{what} has no eigenvalues")

@@ -80,8 +80,9 @@ def accepted(args, verb) -> set:
         | (_SWEEP if verb == "sweep" else set())
     # d: the number of eigenvalues of powerlaw:P, which a file: count must equal (as a file's
     # client spectra and advise check it).
-    if verb == "predict" and str(args.spectrum).strip().lower().startswith(("powerlaw:",
-                                                                           "file:")):
+    from riskcalc.spectrum import spec_uses_d
+
+    if verb == "predict" and spec_uses_d(str(args.spectrum)):
         out = out | {"d"}
     return out | (_FEDERATED if federated(args, verb) else {"centre"})
 

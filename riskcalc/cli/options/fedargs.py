@@ -89,6 +89,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
         ff.check_default_spectrum(args.spectrum if families.given(args, "spectrum") else None)
     default = getattr(args, "spectrum", None) or "identity"
     specs = ff.spectra(default)
+    _unsized_target(args, ff, t, specs[t])
     order = [t] + [j for j in range(ff.m) if j != t]
     if family == "logistic":
         others = _logistic(args, ff, gammas, specs, order)
@@ -182,7 +183,9 @@ def _check_d(args, ff, option, family) -> None:
         # The logistic predict's d sizes powerlaw:P (its advise's did: predict refused the
         # same file, 'powerlaw needs the number of eigenvalues') and checks a file: count (3
         # eigenvalues beside the file's d = 5 were taken from --spectrum, refused by advise).
-        sizes = any(s.strip().lower().startswith(("powerlaw:", "file:"))
+        from riskcalc.spectrum import spec_uses_d
+
+        sizes = any(spec_uses_d(s)
                     for s in ff.spectra(getattr(args, "spectrum", None) or "identity"))
         if simulates or family == "linear" or sizes:
             args.d = ff.d
@@ -200,6 +203,21 @@ def require_d(args) -> None:
         raise ValueError("the following arguments are required: --d (or a federation file "
                          'with "d")')
     positive_int("--d", args.d, minimum=2)
+
+
+def _unsized_target(args, ff, t, spec) -> None:
+    """The target's own ``powerlaw:P`` without a number of eigenvalues, a file d or --d,
+    refused naming the file and the client (``federation_file`` leaves it to the verb's --d:
+    the verb's refusal named neither, while another client's named the file). A simulation
+    needs --d first (and sizes every SPEC by it)."""
+    from riskcalc.spectrum import Spectrum, spec_kind
+
+    if "spectrum" in ff.clients[t] and getattr(args, "d", None) is None \
+            and not hasattr(args, "reps") and spec_kind(spec)[0] == "powerlaw":
+        try:
+            Spectrum.parse(spec)
+        except ValueError as exc:
+            raise ff.error(t, f"spectrum: {exc}") from None
 
 
 def _linear(args, ff, gammas, specs, order, t, fill):

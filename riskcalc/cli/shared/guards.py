@@ -301,7 +301,8 @@ def simulation_options(args) -> None:
                    [k for k in ("clients", "clients_file", "weights", "df")
                     if getattr(args, k, None) is not None],
                    "student-t" in (args.features, args.noise), cli=True, noise=args.noise,
-                   measure=args.measure)
+                   measure=args.measure, eigvecs=getattr(args, "eigvecs", "aligned"),
+                   features=args.features)
 
 
 def many_samples(d: int, gamma: float) -> str:
@@ -349,13 +350,14 @@ def predict_options(args) -> None:
         positive_int("--clients", args.clients)
     if getattr(args, "step_size", None) is not None:
         positive("--step-size", args.step_size, ndim=0)
-    spec = str(getattr(args, "spectrum", "identity")).strip().lower()
+    from riskcalc.spectrum import spec_kind
+
+    kind, arg = spec_kind(str(getattr(args, "spectrum", "identity")))
     files = (getattr(args, "clients_file", None), getattr(args, "federation", None))
     if getattr(args, "d", None) is not None and files == (None, None) \
-            and not (spec.startswith("powerlaw:") and "," not in spec):
+            and not (kind == "powerlaw" and "," not in arg):
         # powerlaw:P,D was told "--d applies with --spectrum powerlaw:P", which it had given.
-        own = ("; powerlaw:P,D gives its own D eigenvalues" if spec.startswith("powerlaw:")
-               else "")
+        own = "; powerlaw:P,D gives its own D eigenvalues" if kind == "powerlaw" else ""
         raise ValueError("--d applies with --spectrum powerlaw:P (no D of its own) or with "
                          "--clients-file (the number of eigenvalues of the spectra); otherwise "
                          f"nothing uses it{own}")

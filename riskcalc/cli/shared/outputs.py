@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 
-from riskcalc._files import through_links
+from riskcalc._files import through_links, user_path
 
 
 def check_writable(path, option: str, dash: bool = False) -> None:
@@ -109,7 +109,9 @@ def make_folder(path, option: str) -> None:
 def same_file(a, b) -> bool:
     """Whether the paths ``a`` and ``b`` name the same file (existing or not), through
     symbolic links: ``--out LINK`` to a ``--cache`` not yet written (a dangling link) passed,
-    and the CSV written through the link replaced the cache."""
+    and the CSV written through the link replaced the cache. A leading ``~`` is the home
+    folder, as for every path read (``riskcalc._files.user_path``)."""
+    a, b = user_path(a), user_path(b)
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.realpath(a) == os.path.realpath(b)
@@ -125,9 +127,11 @@ def not_an_input(args, outputs) -> None:
         value = getattr(args, option, None)
         if value:
             inputs["--" + option.replace("_", "-")] = value
-    spec = str(getattr(args, "spectrum", "") or "")
-    if spec.strip().lower().startswith("file:"):
-        inputs["--spectrum"] = spec.strip()[5:]
+    from riskcalc.spectrum import spec_kind
+
+    kind, arg = spec_kind(str(getattr(args, "spectrum", "") or ""))
+    if kind == "file":
+        inputs["--spectrum"] = arg
     if any(getattr(args, out, None) for out in outputs):
         for option in ("--federation", "--clients-file"):
             if option in inputs:
@@ -153,6 +157,7 @@ def _client_spectrum_files(path, option) -> dict:
     if not os.path.isfile(path):
         return {}
     from riskcalc import federation_file
+    from riskcalc.spectrum import spec_kind
 
     try:
         ff = federation_file.read(path, option)
@@ -160,7 +165,7 @@ def _client_spectrum_files(path, option) -> dict:
         return {}
     out = {}
     for j, c in enumerate(ff.clients):
-        spec = str(c.get("spectrum", "")).strip()
-        if spec.lower().startswith("file:"):
-            out[f"{option} {path} ({ff.label(j)}'s spectrum)"] = spec[5:]
+        kind, arg = spec_kind(str(c.get("spectrum", "")))
+        if kind == "file":
+            out[f"{option} {path} ({ff.label(j)}'s spectrum)"] = arg
     return out

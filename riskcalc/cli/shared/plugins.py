@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from riskcalc import plugins
+from riskcalc._files import user_path
 
 OPTION = "--plugin"
 
@@ -23,9 +24,9 @@ def split_plugins(argv: list) -> tuple[list, list]:
             value = next(it, None)
             if value is None:
                 raise ValueError(f"{OPTION} needs a file name")
-            files.append(value)
+            files.append(user_path(value))
         elif arg.startswith(OPTION + "="):
-            files.append(arg[len(OPTION) + 1:])
+            files.append(user_path(arg[len(OPTION) + 1:]))
         else:
             rest.append(arg)
     return files, rest

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import positive_int, real
-from riskcalc.spectrum import (MAX_EIGENVALUES, Spectrum, ordered_steps, spec_uses_d,
-                               step_count)
+from riskcalc.spectrum import (MAX_EIGENVALUES, Spectrum, ordered_steps, spec_key, spec_kind,
+                               spec_uses_d, step_count)
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def _key(spec):
     ``np.asarray(spec, float)`` read ["1", "4"] and [True, 4] as [1, 4] (silently, when that
     measure was remembered) and raised a TypeError for complex values or a ``Spectrum``."""
     if isinstance(spec, str):
-        return spec.strip().lower()
+        return spec_key(spec)
     _not_a_spectrum_object(spec)
     return np.asarray(real("the spectrum array", spec), float).tobytes()
 
@@ -132,7 +132,7 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     # finite-M limits builds it again; the optimal weights make hundreds), but for files,
     # which may change between calls.
     memo = (tuple(keys), d)
-    if any(isinstance(k, str) and k.startswith("file:") for k in keys):
+    if any(isinstance(k, str) and spec_kind(k)[0] == "file" for k in keys):
         weights, atoms = _measure(_first(specs, keys), d)
         return JointSpectrum(weights, atoms, types)
     if memo not in _MEASURES:
@@ -212,8 +212,7 @@ def _measure(distinct, d):
     check_size(len(distinct), max(sizes, default=1))
     steps = [ordered_steps(spec, d) for spec in distinct]
     explicit = {v.size for spec, (_, v) in zip(distinct, steps)
-                if not isinstance(spec, str) or spec.strip().lower().split(":")[0]
-                in ("file", "powerlaw")}
+                if not isinstance(spec, str) or spec_kind(spec)[0] in ("file", "powerlaw")}
     if len(explicit) > 1:
         raise ValueError("the clients' spectra list different numbers of eigenvalues "
                          f"({', '.join(str(n) for n in sorted(explicit))}): every client's "
