@@ -208,9 +208,17 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     Prop. E.4, which sets the parameters, is not in the text. The L-Katyusha reconstruction of
     ``paper_checks`` (``001.thm44.al2sgd-complexities``) has, with ``rho = p(1-p)``,
     ``2 + 2 sqrt(lam L_tilde/((lam + L_tilde) mu))`` communications per ``log 1/eps``: its
-    order matches the printed one only where ``min{L_tilde, lam} >= mu``, so below ``mu`` the
-    printed order is the paper's, not a count that reconstruction attains. The local order
+    order matches the printed one only where ``min{L_tilde, lam} >= mu``. The local order
     holds for every ``lam``.
+
+    ERRATA (paper 001, Thm 4.4 and Sec. 2, below ``lam = mu``): no method attains the printed
+    communication order there. Two instances of (2) that differ only in client 2's data have
+    client 1's solutions ``lam/(mu + lam)`` apart, so without a communication the relative
+    error stays above ``r ~ (lam/mu)^2/8``, and ``eps = r/10`` needs at least 0.9 expected
+    rounds where ``sqrt(lam/mu) log 1/eps`` is 0.032 (``lam = 1e-6 mu``) and goes to 0. The
+    order that holds is ``(1 + sqrt(min{L_tilde, lam}/mu)) log 1/eps``; ``rounds_order`` is
+    the printed one, the same where ``lam >= mu`` (``paper_checks`` claim
+    ``001.thm44.below-mu``, erratum-harmless).
 
     ERRATA (paper 001, text after Thm 4.4): the communication count is called optimal
     "regardless" of how ``L_tilde`` and ``lambda`` compare, but Thm 3.1's lower bound has the
