@@ -32,3 +32,69 @@ def test_thm44_below_mu_is_an_erratum_no_method_attains():
     [rec] = sensitivity([claim])
     assert rec["sensitive"] and rec["mutant_verdict"] == "fails"
     assert any("001.thm44.below-mu" in row[5] for row in RESULTS if row[1] == "Theorem 4.4")
+
+
+PROOF_CLAIMS = {"004.lemma7.proof-steps": "holds", "004.thm2.proof-steps": "holds",
+                "004.eq100.q-factor": "erratum-harmless",
+                "004.thm2.proof-conditions": "holds", "004.cor1.proof-steps": "holds",
+                "004.eq123.prox-argument": "erratum-harmless"}
+
+
+def test_paper_004_proof_steps_are_graded_and_reject_their_mutants():
+    """F3: the 127 numbered proof steps were listed, not graded. Paper 004's App. B steps
+    (93)-(96), (98)-(101), (104), (106)-(114), (115)-(118), (119)-(123) now have checks, each
+    rejecting its mutants (a coefficient made stronger fails at the step's tight point); two
+    are errata of the proof text: (100)'s q lacks (1 - eta mu_l)^K, so (101) could never hold
+    as printed; (123)'s last line bounds the prox's difference by itself times L_w^2."""
+    from paper_checks.sensitivity import sensitivity
+
+    claims = [CLAIMS[c] for c in PROOF_CLAIMS]
+    records = sensitivity(claims)
+    assert {r["id"]: r["verdict"] for r in records} == PROOF_CLAIMS
+    assert all(r["sensitive"] and r["mutant_verdict"] == "fails" for r in records), records
+    assert len(records) == 11
+
+
+def test_each_lemma7_step_rejects_its_own_mutant():
+    """F3: under each mutant the step whose coefficient it changes fails at its tight point:
+    Young's gamma/eps_g (93) and L_g gamma^2/2 (95) divided by 100, mu_g/2 (94) times 100,
+    (96)'s gamma^3 L_g times 1.5 (its identity with the combined lines)."""
+    import numpy as np
+
+    from paper_checks.core import _ACTIVE, Mutant
+    from paper_checks.p004_proofs import _lemma7_steps, _Quadratic, _tight_points
+
+    rng = np.random.default_rng(3)
+    q = _Quadratic(rng)
+    gamma, eps_g = 0.5 / q.L_g, 0.7 * q.mu_g
+    points = _tight_points(q, rng, gamma, eps_g)
+    expected = {"upper": {"93", "95"}, "lower": {"94"}, "equality": {"96="}}
+    for role, steps in expected.items():
+        token = _ACTIVE.set(Mutant(role))
+        try:
+            failed = {k for k, (w, d) in points.items()
+                      if _lemma7_steps(q, w, d, gamma, eps_g)[k] < -1e-9}
+            w, d = points["93"]
+            failed |= {"96="} if _lemma7_steps(q, w, d, gamma, eps_g)["96="] > 1e-9 else set()
+        finally:
+            _ACTIVE.reset(token)
+        assert failed == steps, role
+
+
+def test_coverage_json_counts_equations_and_proof_steps_beside_results(capsys):
+    """F4 (d): ``coverage --json`` counted the results only (its keys are pinned); each
+    paper's row now also has ``with_equations`` (the 43 claim equations added) and
+    ``proof_steps`` (listed, graded)."""
+    import json
+
+    from paper_checks.coverage import main
+
+    assert main(["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"003", "000", "004", "001"}
+    assert out["004"]["proof_steps"]["listed"] == 103
+    assert out["004"]["proof_steps"]["graded"] >= 29
+    assert sum(r["proof_steps"]["listed"] for r in out.values()) == 127
+    for row in out.values():
+        assert {"full", "partial", "none"} == set(row["with_equations"])
+        assert row["with_equations"]["full"] >= row["full"]
