@@ -98,3 +98,24 @@ def test_coverage_json_counts_equations_and_proof_steps_beside_results(capsys):
     for row in out.values():
         assert {"full", "partial", "none"} == set(row["with_equations"])
         assert row["with_equations"]["full"] >= row["full"]
+
+
+def test_errata_without_a_mutant_now_declare_one_and_reject_it():
+    """F5 (d): four errata declared no mutant, so nothing showed their checks would reject a
+    wrong corrected form. Two of paper 004 now pass theirs through the seam and reject it:
+    eq. (75)'s corrected bracket 128 kappa^2 (x1.5, checked at R = 0 and R = 0.3), App. C's
+    bound gamma < 1/L_g (x1.5: eq. (12) has no K beyond 1/L_g). Left: 000's Lemma 7 word swap
+    (test_paper_checks_sensitivity keeps it as the example of a claim without a mutant) and
+    004.sec61.statistical-error (separability, an LP: no formula to mutate)."""
+    from paper_checks.sensitivity import _claim_records
+
+    [rec] = _claim_records("004.eq75.kappa-dropped", quick=True)
+    assert rec["sensitive"] and rec["mutant"] == "equality x1.5", rec
+    # 004.appC.global-step runs the authors' code (0.2 s): its seam alone, without the runs
+    claim = CLAIMS["004.appC.global-step"]
+    assert claim.mutants == ("equality",)
+    # the claims left without a mutant: two errata and four that are no verdict on a formula
+    # (a finding, not checkable, a qualitative statement of paper 003's Sec. 5)
+    assert {c.id for c in CLAIMS.values() if not c.mutants} == {
+        "004.sec61.statistical-error", "000.lemma7.proof-monotonicity", "003.sec5.steps-monotone",
+        "003.finding.steps-early-stopping", "003.sec5.experiments", "004.fig3.adaptive-lambda"}
