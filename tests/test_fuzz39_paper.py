@@ -119,3 +119,24 @@ def test_errata_without_a_mutant_now_declare_one_and_reject_it():
     assert {c.id for c in CLAIMS.values() if not c.mutants} == {
         "004.sec61.statistical-error", "000.lemma7.proof-monotonicity", "003.sec5.steps-monotone",
         "003.finding.steps-early-stopping", "003.sec5.experiments", "004.fig3.adaptive-lambda"}
+
+
+def test_al2sgd_rounds_order_is_not_below_one_round_per_log(capsys):
+    """F6: below lam = mu ``al2sgd_complexity`` gave the printed rounds_order sqrt(lam/mu)
+    log 1/eps (0.245 at lam = mu/8, eps = 0.5; 1e-3 log 1/eps at lam = 1e-6 mu), an order no
+    method attains (F2). It is max{1, sqrt(min{L~, lam}/mu)} log 1/eps now: within x2 of the
+    corrected (1 + sqrt(min/mu)) log 1/eps, the printed order where lam >= mu."""
+    import math
+
+    import pytest
+
+    from riskcalc import minimax as mm
+    from tests.helpers import run_cli
+
+    out = mm.al2sgd_complexity(4, 4, [0.5, 4e-6, 4, 16], 1, 0.5)["rounds_order"]
+    assert list(out) == pytest.approx([math.log(2)] * 4, rel=1e-15)
+    assert mm.al2sgd_complexity(1e4, 1, 100, 1, 1e-6)["rounds_order"] == \
+        pytest.approx(10 * math.log(1e6), rel=1e-15)
+    code, out, err = run_cli(["bounds", "al2sgd_complexity", "--L_tilde", "4", "--mu", "4",
+                              "--lam", "0.5", "--m", "1", "--eps", "0.5"], capsys)
+    assert code == 0 and "rounds_order=0.693147" in out
