@@ -140,3 +140,24 @@ def test_al2sgd_rounds_order_is_not_below_one_round_per_log(capsys):
     code, out, err = run_cli(["bounds", "al2sgd_complexity", "--L_tilde", "4", "--mu", "4",
                               "--lam", "0.5", "--m", "1", "--eps", "0.5"], capsys)
     assert code == 0 and "rounds_order=0.693147" in out
+
+
+def test_running_a_claims_module_as_a_script_says_how_to_run_it(capsys):
+    """F7: ``python -m paper_checks.p001`` (a new user's first try at one paper's checks) was
+    a "ValueError: duplicate claim id" traceback: the package registers the module's claims,
+    then the script registers them again. It is one error line naming ``riskcalc check``, exit
+    2, and the catalogue is unchanged."""
+    import runpy
+    import warnings
+
+    import pytest
+
+    before = dict(CLAIMS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # runpy: already imported
+        with pytest.raises(SystemExit) as exc:
+            runpy.run_module("paper_checks.p004_conditions", run_name="__main__")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "riskcalc check" in err
+    assert CLAIMS == before
