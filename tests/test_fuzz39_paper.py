@@ -161,3 +161,17 @@ def test_running_a_claims_module_as_a_script_says_how_to_run_it(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and "riskcalc check" in err
     assert CLAIMS == before
+
+
+def test_check_help_does_not_call_the_full_sizes_the_committed_reports(capsys):
+    """F8: ``riskcalc check --help`` said --full runs "the committed report's sizes"; the
+    committed REPORT.md is a quick run (its first line says so, and the quick estimate reads
+    its times), so a user wanting to reproduce it was sent to a half-hour run."""
+    from paper_checks.report import REPORT
+    from tests.helpers import run_cli
+
+    assert "Mode: **quick**" in REPORT.read_text()[:400]
+    code, out, _ = run_cli(["check", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "committed report's sizes" not in text
+    assert "the committed one is a quick run" in text
