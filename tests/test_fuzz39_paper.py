@@ -175,3 +175,26 @@ def test_check_help_does_not_call_the_full_sizes_the_committed_reports(capsys):
     text = " ".join(out.split())
     assert code == 0 and "committed report's sizes" not in text
     assert "the committed one is a quick run" in text
+
+
+def test_select_refuses_ids_of_another_paper_and_an_empty_list(capsys):
+    """F9: ``riskcalc check --paper 004 --claim 004.eq100.q-factor --claim 001.thm44.below-mu``
+    dropped the 001 claim the user asked for without a word (only when every id was of
+    another paper did it refuse), and ``paper_checks.select(None, [])`` selected every claim
+    (133: minutes of checks) as if no id had been given. Both are refused now, in
+    ``select`` (the command line's own test of the all-other-papers case is gone)."""
+    import pytest
+
+    from paper_checks import select
+    from tests.helpers import run_cli
+
+    code, out, err = run_cli(["check", "--paper", "004", "--claim", "004.eq100.q-factor",
+                              "--claim", "001.thm44.below-mu", "--list"], capsys)
+    assert code == 2 and out == ""
+    assert err == ("error: the claims 001.thm44.below-mu are not of paper 004 (a claim id "
+                   "starts with its paper)\n")
+    with pytest.raises(ValueError, match="claim_ids is empty"):
+        select(None, [])
+    with pytest.raises(ValueError, match="the claims 001.thm44.below-mu are not of paper 004"):
+        select("004", ["001.thm44.below-mu", "004.eq100.q-factor"])
+    assert [c.id for c in select("000", ["000.lemma7.mu0"])] == ["000.lemma7.mu0"]
