@@ -198,3 +198,16 @@ def test_select_refuses_ids_of_another_paper_and_an_empty_list(capsys):
     with pytest.raises(ValueError, match="the claims 001.thm44.below-mu are not of paper 004"):
         select("004", ["001.thm44.below-mu", "004.eq100.q-factor"])
     assert [c.id for c in select("000", ["000.lemma7.mu0"])] == ["000.lemma7.mu0"]
+
+
+def test_paper_003_thm1_proof_steps_are_graded():
+    """F10: paper 003's proof steps (19)-(20) (Thm 1's proof: the weighted global model and
+    FTFA's client model written through theta*, the noise and S_i^+ S_i) were listed, not
+    graded; now each line is checked against weighted least squares and the closest
+    interpolant (S_i singular for n_i < d), its noise terms' 1/n_j x1.5 rejected."""
+    from paper_checks.equations import proof_step_counts
+    from paper_checks.sensitivity import _claim_records
+
+    [rec] = _claim_records("003.thm1.proof-steps", quick=True)
+    assert rec["verdict"] == "holds" and rec["sensitive"], rec
+    assert proof_step_counts()["003"] == {"listed": 5, "graded": 2}
