@@ -17,7 +17,9 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 * ``p000_lower``, ``p000_weights``, ``p000_prop10``: paper 000's Thm 8 / Cor. 9 as lower
   bounds, Thm 6 with general weights, Prop. 10; ``p000_sec33``: Fig. 1's right panel, Thm 8's
   threshold rule and eqs. (18)-(19); ``p003_lemmas``: paper 003's Assumption A3 examples and
-  Sec. 6 lemmas; ``p004_lemmas``: paper 004's App. A lemmas; ``errata``: claims added later.
+  Sec. 6 lemmas; ``p004_lemmas``: paper 004's App. A lemmas; ``p004_proofs``,
+  ``p004_conditions``: the steps of paper 004's App. B proofs (Lemma 7, Thm 2, Cor. 1), graded
+  one by one; ``errata``: claims added later.
 
 ``run_claims`` evaluates a selection; ``python -m paper_checks.report`` regenerates REPORT.md;
 ``riskcalc check`` prints the table or JSON.
@@ -27,8 +29,8 @@ from paper_checks import (errata, p000_afp, p000_appendix, p000_lemma7,  # noqa:
                           p000_lower, p000_mean, p000_prop10, p000_sec4, p000_sec31, p000_sec32,
                           p000_sec33, p000_stability, p000_weights, p001, p001_iapgd, p001_thm31,
                           p001_lower, p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
-                          p003_thm12, p004, p004_appB, p004_code, p004_lemmas, p004_rates,
-                          p004_rounds)
+                          p003_thm12, p004, p004_appB, p004_code, p004_conditions,
+                          p004_lemmas, p004_proofs, p004_rates, p004_rounds)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
 from paper_checks.runner import run_claims, select
 

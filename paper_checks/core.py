@@ -64,6 +64,7 @@ verdict changes; a claim is sensitive when it rejects all of its mutants.
 from __future__ import annotations
 
 import contextvars
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -273,6 +274,13 @@ def claim(id: str, *, location: str, statement: str, kind: str, mutants=()):
     paper = PAPERS[id.split(".", 1)[0]]
 
     def deco(fn):
+        if fn.__module__ == "__main__":
+            # python -m paper_checks.p001: the package registered the module's claims already,
+            # so this second registration was a "duplicate claim id" traceback
+            print(f"error: the module of claim {id} is a catalogue of claims, not a command: "
+                  "run them with `riskcalc check --claim ID` or `--paper PAPER`",
+                  file=sys.stderr)
+            raise SystemExit(2)
         if id in CLAIMS:
             raise ValueError(f"duplicate claim id {id!r}")
         CLAIMS[id] = Claim(id, paper, location, " ".join(statement.split()), kind, fn,

@@ -179,7 +179,8 @@ STATEMENTS = [
      ""),
     ("001", "Thm 4.3 (text after)", "its optimality condition", "full",
      ["001.thm43.katyusha-optimality"], ""),
-    ("001", "Thm 4.4", "AL2SGD+ complexities", "partial", ["001.thm44.al2sgd-complexities"],
+    ("001", "Thm 4.4", "AL2SGD+ complexities", "partial",
+     ["001.thm44.al2sgd-complexities", "001.thm44.below-mu"],
      "checked against the L-Katyusha derivation; AL2SGD+ itself is not run"),
     ("001", "Thm 4.4 (text after)", "AL2SGD+'s communication optimality", "full",
      ["001.thm44.communication-optimality"], ""),
@@ -295,8 +296,17 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print the coverage as JSON")
     args = ap.parse_args(argv)
+    from paper_checks.equations import proof_step_counts
+
     cov = numbered_coverage(claim_ids=set(CLAIMS))
+    steps = proof_step_counts()
     if args.json:
+        # Each paper's row: the results' counts (the pinned keys) and, beside them, the
+        # counts with the equations that state a claim and the proof steps graded.
+        both = numbered_coverage(claim_ids=set(CLAIMS), equations=True)
+        for paper, row in cov.items():
+            row["with_equations"] = {k: both[paper][k] for k in ("full", "partial", "none")}
+            row["proof_steps"] = steps[paper]
         print(json.dumps(cov))
         return 0
     print("Numbered results of the papers (Theorems, Lemmas, Propositions, Corollaries, tables "
@@ -314,6 +324,8 @@ def main(argv=None) -> int:
     total, share = overall(both)
     print(f"all: {total} checkable numbered results and equations, (full + partial/2) / total "
           f"= {share:.1%}")
+    print("Numbered proof steps (not counted above), graded one by one: " + ", ".join(
+        f"{p} {s['graded']} of {s['listed']}" for p, s in steps.items()))
     print("none:")
     for paper, row in both.items():
         for st in row["statements"]:

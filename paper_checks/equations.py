@@ -78,7 +78,8 @@ EQUATIONS = [
     ("003", "17", 1970, "claim", "full", ["003.sec63.eq17-bias"], "Def. 6.2, RTFA's bias"),
     ("003", "18", 1978, "claim", "full", ["003.sec63.eq18-variance"],
      "Def. 6.2, RTFA's variance"),
-    ("003", "19-20", 2039, _P, "", [], "Thm 1's proof (Sec. 6.4)"),
+    ("003", "19-20", 2039, _P, "", ["003.thm1.proof-steps"],
+     "Thm 1's proof (Sec. 6.4): the global and client models, checked line by line"),
     ("003", "21-23", 4123, _P, "", [], "Thm 3's proof (Sec. 6.6): events and their bounds"),
     ("000", "1", 49, _D, "", [], "the optimal local model"),
     ("000", "2", 83, _D, "", [], "the global ERM objective"),
@@ -181,10 +182,24 @@ EQUATIONS = [
      "Lemma 6's contraction"),
     ("004", "90", 1135, "claim", "full", ["004.lemma7.outer-contraction"],
      "Lemma 7's contraction"),
-    ("004", "91-96", 1139, _P, "", [], "Lemma 7's proof"),
-    ("004", "97-114", 1178, _P, "", [], "Thm 2's proof (App. B.3)"),
-    ("004", "115-118", 1270, _P, "", [], "Cor. 1's proof (App. B.4)"),
-    ("004", "119-123", 1288, _P, "", [], "Thm 2's local rate, proof (App. B.5)"),
+    ("004", "91-92", 1139, _P, "", [], "Lemma 7's proof: the estimator grad^ F (notation)"),
+    ("004", "93-96", 1147, _P, "", ["004.lemma7.proof-steps"],
+     "Lemma 7's proof: every step checked, each tight where it must be"),
+    ("004", "97", 1178, _P, "", [], "Thm 2's proof: e_t (notation)"),
+    ("004", "98-101", 1182, _P, "", ["004.thm2.proof-steps", "004.eq100.q-factor",
+                                     "004.thm2.proof-conditions"],
+     "Thm 2's proof: the recursion's steps; (100)'s q lacks (1 - eta mu_l)^K (erratum-harmless)"),
+    ("004", "102-103", 1214, _P, "", [], "Thm 2's proof: the combined recursion (its condition "
+     "(104) is checked, not these lines one by one)"),
+    ("004", "104", 1222, _P, "", ["004.thm2.proof-conditions"], "Thm 2's proof: the coupling "
+     "condition"),
+    ("004", "105", 1230, _P, "", [], "Thm 2's proof: the choice of eps_g"),
+    ("004", "106-114", 1234, _P, "", ["004.thm2.proof-conditions"],
+     "Thm 2's proof: the conditions; (109) is not collected in (111)-(114), which still imply "
+     "(108)"),
+    ("004", "115-118", 1270, _P, "", ["004.cor1.proof-steps"], "Cor. 1's proof (App. B.4)"),
+    ("004", "119-123", 1288, _P, "", ["004.eq123.prox-argument"],
+     "Thm 2's local rate, proof (App. B.5); (123)'s last line erratum-harmless"),
     ("001", "1", 78, _D, "", [], "the objective f"),
     ("001", "2", 124, _D, "", [], "the mixing objective"),
     ("001", "3", 527, "claim", "full", ["001.thm31.hypothesis"], "Thm 3.1's lower bound"),
@@ -213,3 +228,14 @@ def equation_rows() -> list[tuple]:
     claim ids, note)``, the shape of ``RESULTS``, for ``coverage.numbered_coverage``."""
     return [(paper, f"eq. ({number})", line, _MAIN, status, ids, note)
             for paper, number, line, kind, status, ids, note in EQUATIONS if kind == "claim"]
+
+
+def proof_step_counts() -> dict:
+    """``{paper: {"listed": n, "graded": k}}``: the numbered proof steps of each paper, and how
+    many of them a claim checks one by one (rows of ``EQUATIONS`` that name claim ids)."""
+    out = {paper: {"listed": 0, "graded": 0} for paper in EQUATION_COUNT}
+    for paper, number, _line, kind, _status, ids, _note in EQUATIONS:
+        if kind == _P:
+            out[paper]["listed"] += len(span(number))
+            out[paper]["graded"] += len(span(number)) if ids else 0
+    return out

@@ -50,7 +50,8 @@ def table1_chen(cfg, seed):
 @claim("004.appC.global-step", location="App. C (step sizes), Thm 2",
        kind="algorithmic convergence",
        statement="The synthetic experiments use the global step gamma = 1/lam + 1/L = 1/L_g, "
-                 "under which Thm 2's linear rate applies.")
+                 "under which Thm 2's linear rate applies.",
+       mutants=("equality",))
 def appc_global_step(cfg, seed):
     # Thm 2 needs gamma < 1/L_g: eq. (12)'s inner-loop length K grows without bound as gamma
     # -> 1/L_g (riskcalc.minimax.inner_loop_iterations), and 1/L_g itself is excluded. Harmless:
@@ -60,7 +61,8 @@ def appc_global_step(cfg, seed):
     c = minimax.bilevel_constants(L, 0.1, lam)
     gamma_printed = 1 / lam + 1 / L
     fracs = (0.5, 0.9, 0.99, 0.999)
-    ks = [minimax.inner_loop_iterations(L, 0.1, lam, f / c["L_g"], 1 / c["L_l"]) for f in fracs]
+    edge = stated(1 / c["L_g"], "equality")     # the corrected form's bound on gamma
+    ks = [minimax.inner_loop_iterations(L, 0.1, lam, f * edge, 1 / c["L_l"]) for f in fracs]
     # At gamma = 1/L_g eq. (12)'s right side (1 - gamma L_g)^4 vanishes: no finite K meets it.
     excluded = abs(gamma_printed * c["L_g"] - 1) < 1e-9
     data = authors_data(1.0)
@@ -332,7 +334,8 @@ def eq18_weights(cfg, seed):
 @claim("004.eq75.kappa-dropped", location="Thm 1 proof, eqs. (73)-(75)",
        kind="closed-form identity",
        statement="Expanding eq. (72) gives the bracket 128 rho^2/N + 132 L^2 R^2 + 2 rho^2/n and "
-                 "the lambda threshold of eq. (75).")
+                 "the lambda threshold of eq. (75).",
+       mutants=("equality",))
 def eq75_kappa(cfg, seed):
     # Direct expansion of (72) with G = 32: 4 G kappa^2 rho^2/N + (4 G kappa^2 + 4) L^2 R^2 +
     # 2 rho^2/n; the printed bracket drops kappa^2. Thresholds from riskcalc (printed and
@@ -344,7 +347,13 @@ def eq75_kappa(cfg, seed):
     printed_bracket = 128 * rho ** 2 / N + 132 * L ** 2 * R ** 2 + 2 * rho ** 2 / n
     lam_p = float(minimax.local_case2_lambda(L, mu, rho, R, n, m, printed=True))
     lam_c = float(minimax.local_case2_lambda(L, mu, rho, R, n, m))
-    return judge_erratum(abs(direct - printed_bracket) > 0.1 * direct, lam_c > lam_p,
+    # The corrected bracket (its 128 kappa^2 through the seam) against the direct expansion,
+    # at R = 0 and at R = 0.3 (where the L^2 R^2 term counts).
+    c128 = stated(128 * kappa ** 2, "equality")
+    match = all(abs(4 * G * kappa ** 2 * rho ** 2 / N + (4 * G * kappa ** 2 + 4) * L ** 2 * r ** 2
+                    + 2 * rho ** 2 / n - (c128 * rho ** 2 / N + (c128 + 4) * L ** 2 * r ** 2
+                                          + 2 * rho ** 2 / n)) < 1e-12 for r in (R, 0.3))
+    return judge_erratum(abs(direct - printed_bracket) > 0.1 * direct, lam_c > lam_p and match,
                          f"mu=rho=1 L=2 n=100 m=10 R=0: bracket from (72) {direct:.4g}, printed "
                          f"{printed_bracket:.4g}; eq. (75) lambda printed {lam_p:.4g}, "
                          f"corrected {lam_c:.4g}",

@@ -167,7 +167,7 @@ RESULTS = [
      ["001.thm43.iapgd-katyusha", "001.thm43.katyusha-optimality"], ""),
     ("001", "Theorem 4.4", 1089, _MAIN, "partial",
      ["001.thm44.al2sgd-complexities", "001.thm44.communication-optimality",
-      "001.thm44.local-optimality"],
+      "001.thm44.local-optimality", "001.thm44.below-mu"],
      "checked against the L-Katyusha derivation; AL2SGD+ itself is not run"),
     # --- 004: FedProx fine-grained ------------------------------------------------------------
     ("004", "Lemma 1", 81, _MAIN, "partial",

@@ -253,3 +253,51 @@ def thm2_lambda_limits(cfg, seed):
     return judge(ok, "; ".join(f"g={x['gamma']:g}: lam->0 {x['mp_lam_1e-15']:.10g} (FTFA "
                                f"{x['ftfa']:.10g}), lam->inf {x['mp_lam_1e15']:.10g} (FedAvg "
                                f"{x['fedavg']:g})" for x in rows), {"points": rows})
+
+
+@claim("003.thm1.proof-steps", location="Sec. 6.4, Thm 1's proof, eqs. (19)-(20)",
+       kind="closed-form identity",
+       statement="(19) the weighted global model is (sum p_j S_j)^-1 sum p_j S_j theta*_j + (sum "
+                 "p_j S_j)^-1 sum p_j X_j' xi_j/n_j (S_j = X_j'X_j/n_j); (20) FTFA's client "
+                 "model is (I - S_i^+ S_i) theta_0 + X_i^+ y_i = (I - S_i^+ S_i) theta_0 + "
+                 "S_i^+ S_i theta*_i + S_i^+ X_i' xi_i/n_i.",
+       mutants=("equality",))
+def thm1_proof_steps(cfg, seed):
+    # Derived here: theta_0 by weighted least squares (lstsq of the stacked, sqrt(p_j/n_j)-
+    # weighted rows), theta_i as the interpolant of client i closest to theta_0 (theta_0 +
+    # X_i^+ (y_i - X_i theta_0), what fine-tuning from theta_0 converges to), both against the
+    # printed right sides; clients with n_i < d (S_i singular) and n_i > d. The noise terms'
+    # 1/n_j pass through the seam.
+    rng = replicate_rng(seed, 0)
+    worst = 0.0
+    for _ in range(cfg.pick(10, 50)):
+        d, m = 6, 3
+        n = rng.integers(3, 12, m)          # sum n_j >= 9 > d: theta_0 is unique
+        p = rng.dirichlet(np.ones(m))
+        X = [rng.standard_normal((k, d)) for k in n]
+        theta = rng.standard_normal((m, d))
+        xi = [rng.standard_normal(k) for k in n]
+        y = [Xj @ t + e for Xj, t, e in zip(X, theta, xi)]
+        w = np.sqrt(p / n)
+        theta0 = np.linalg.lstsq(np.vstack([wj * Xj for wj, Xj in zip(w, X)]),
+                                 np.concatenate([wj * yj for wj, yj in zip(w, y)]),
+                                 rcond=None)[0]
+        S = [Xj.T @ Xj / k for Xj, k in zip(X, n)]
+        A = sum(pj * Sj for pj, Sj in zip(p, S))
+        inv_n = [stated(1.0 / k, "equality") for k in n]
+        eq19 = np.linalg.solve(A, sum(pj * Sj @ t for pj, Sj, t in zip(p, S, theta))
+                               + sum(pj * Xj.T @ e * c for pj, Xj, e, c in zip(p, X, xi, inv_n)))
+        worst = max(worst, float(np.max(np.abs(eq19 - theta0))))
+        for i in range(m):
+            fine = theta0 + np.linalg.pinv(X[i]) @ (y[i] - X[i] @ theta0)
+            P = np.linalg.pinv(S[i]) @ S[i]
+            eq20 = ((np.eye(d) - P) @ theta0 + P @ theta[i]
+                    + np.linalg.pinv(S[i]) @ X[i].T @ xi[i] * inv_n[i])
+            printed_mid = (np.eye(d) - P) @ theta0 + np.linalg.pinv(X[i]) @ y[i]
+            worst = max(worst, float(np.max(np.abs(eq20 - fine))),
+                        float(np.max(np.abs(printed_mid - fine))))
+    return judge(worst < 1e-9, f"{cfg.pick(10, 50)} draws of 3 clients in d = 6 with n_i in [3, "
+                               f"11] (S_i singular when n_i < 6), random weights p: (19) and "
+                               f"both lines of (20) against weighted least squares and the "
+                               f"closest interpolant, largest difference {worst:.2g}",
+                 {"max_abs_difference": worst})

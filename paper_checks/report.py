@@ -158,7 +158,7 @@ def _numbered_section(cov) -> list:
 
 
 def _equations_section(cov) -> list:
-    from paper_checks.equations import EQUATION_COUNT, EQUATIONS, span
+    from paper_checks.equations import EQUATION_COUNT, EQUATIONS, proof_step_counts, span
 
     total, share = overall(cov)
     lines = ["", "## Coverage counted with the papers' numbered equations", "",
@@ -168,12 +168,15 @@ def _equations_section(cov) -> list:
              "equal to the texts), classified: `claim` (an identity, a bound or a rate the "
              "paper asserts: counted, graded as the results above), `definition` (an "
              "objective, an estimator, an update, a notation, an assumption or a hypothesis) "
-             "or `proof step` (not counted; the result it proves is graded above). An equation "
+             "or `proof step` (not counted; the result it proves is graded above; a proof "
+             "step whose row names claims is graded one by one: the `graded` count). An equation "
              "inside a numbered result counts too: the papers number it twice. Statements plus "
              f"equations: {total} checkable (the full, partial and none columns count both); "
              f"(full + partial/2) / total = {share:.1%} overall.", "",
              "| paper | full | partial | none | (full + partial/2) / total | equations | "
-             "claims | definitions | proof steps |", "|---|---|---|---|---|---|---|---|---|"]
+             "claims | definitions | proof steps (graded) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    steps = proof_step_counts()
     for p, r in cov.items():
         kinds = Counter()
         for row in EQUATIONS:
@@ -181,7 +184,7 @@ def _equations_section(cov) -> list:
                 kinds[row[3]] += len(span(row[1]))
         lines.append(f"| {p} | {r['full']} | {r['partial']} | {r['none']} | {r['share']:.1%} "
                      f"| {EQUATION_COUNT[p]} | {kinds['claim']} | {kinds['definition']} | "
-                     f"{kinds['proof step']} |")
+                     f"{kinds['proof step']} ({steps[p]['graded']}) |")
     lines += ["", "| paper | eq. (line of the first) | kind | status | claims / note |",
               "|---|---|---|---|---|"]
     for p, number, line, kind, status, ids, note in EQUATIONS:

@@ -22,7 +22,8 @@ from riskcalc._validate import flag, one_of, positive_int
 def select(paper: str | None = None, claim_ids=None) -> list:
     """Claims of ``paper`` (``003``, ``000``, ``004``, ``001``; ``002`` means ``000``) and/or
     with the given ids: in the order of ``claim_ids`` when given (a repeated id once), else
-    in catalogue order. ValueError for unknown ones."""
+    in catalogue order. ValueError for unknown ones, for ids of another paper than ``paper``
+    and for an empty list of ids (``None`` selects every claim)."""
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
     if paper is not None and not one_of(paper, PAPERS):
@@ -38,6 +39,9 @@ def select(paper: str | None = None, claim_ids=None) -> list:
         except TypeError:
             raise ValueError(f"claim_ids must be a claim id or a list of them, got "
                              f"{claim_ids!r:.60}") from None
+    if claim_ids == []:     # was every claim (minutes), as if no id had been given
+        raise ValueError("claim_ids is empty: give at least one claim id, or None for every "
+                         "claim")
     if claim_ids:
         unknown = [i for i in claim_ids if not one_of(i, CLAIMS)]
         if unknown:
@@ -48,8 +52,13 @@ def select(paper: str | None = None, claim_ids=None) -> list:
             hint = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
             raise ValueError(f"unknown claim id(s): {', '.join(map(repr, unknown))} ({hint}see "
                              "riskcalc check --list)")
-        keep = {c.id for c in chosen}
-        chosen = [CLAIMS[i] for i in dict.fromkeys(claim_ids) if i in keep]
+        keep, asked = {c.id for c in chosen}, list(dict.fromkeys(claim_ids))
+        other = [i for i in asked if i not in keep]
+        if other:           # were dropped silently when some ids were of the paper
+            what = (f"none of the claims {', '.join(other)} is" if len(other) == len(asked)
+                    else f"the claims {', '.join(other)} are not")
+            raise ValueError(f"{what} of paper {paper} (a claim id starts with its paper)")
+        chosen = [CLAIMS[i] for i in asked]
     return chosen
 
 

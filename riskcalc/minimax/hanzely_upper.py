@@ -198,19 +198,29 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     Returns
     -------
     dict
-        ``rounds_order``, ``local_order``: orders, rates without their constants, not counts.
+        ``rounds_order``, ``local_order``: orders, rates without their constants, not counts;
+        ``rounds_order`` is ``max{1, sqrt(min{L_tilde, lam}/mu)} log 1/eps``, the printed
+        order where ``lam >= mu`` (ERRATA below).
 
     Notes
     -----
-    Below ``lam = mu`` the communication order ``sqrt(lam/mu) log 1/eps`` is under
+    Below ``lam = mu`` the printed communication order ``sqrt(lam/mu) log 1/eps`` is under
     ``log 1/eps``. The theorem's text allows it (its "optimal regardless" compares with
     Thm 3.1, whose hypothesis ``lam >= mu`` restricts the lower bound, not this upper one), and
     Prop. E.4, which sets the parameters, is not in the text. The L-Katyusha reconstruction of
     ``paper_checks`` (``001.thm44.al2sgd-complexities``) has, with ``rho = p(1-p)``,
     ``2 + 2 sqrt(lam L_tilde/((lam + L_tilde) mu))`` communications per ``log 1/eps``: its
-    order matches the printed one only where ``min{L_tilde, lam} >= mu``, so below ``mu`` the
-    printed order is the paper's, not a count that reconstruction attains. The local order
+    order matches the printed one only where ``min{L_tilde, lam} >= mu``. The local order
     holds for every ``lam``.
+
+    ERRATA (paper 001, Thm 4.4 and Sec. 2, below ``lam = mu``): no method attains the printed
+    communication order there. Two instances of (2) that differ only in client 2's data have
+    client 1's solutions ``lam/(mu + lam)`` apart, so without a communication the relative
+    error stays above ``r ~ (lam/mu)^2/8``, and ``eps = r/10`` needs at least 0.9 expected
+    rounds where ``sqrt(lam/mu) log 1/eps`` is 0.032 (``lam = 1e-6 mu``) and goes to 0. The
+    order that holds is ``(1 + sqrt(min{L_tilde, lam}/mu)) log 1/eps``, within x2 of
+    ``rounds_order``'s ``max{1, sqrt(min{L_tilde, lam}/mu)} log 1/eps``, the printed one where
+    ``lam >= mu`` (``paper_checks`` claim ``001.thm44.below-mu``, erratum-harmless).
 
     ERRATA (paper 001, text after Thm 4.4): the communication count is called optimal
     "regardless" of how ``L_tilde`` and ``lambda`` compare, but Thm 3.1's lower bound has the
@@ -222,7 +232,8 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     lm = positive("lam", lam)
     (mm,) = sizes(m=m)
     log_inv = np.log(1 / _eps(eps))
-    return {"rounds_order": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
+    rate = np.maximum(1.0, np.sqrt(np.minimum(lt, lm) / u))      # ERRATA: not below 1
+    return {"rounds_order": scalar_or_array(rate * log_inv),
             "local_order": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
 
 
