@@ -255,8 +255,8 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
             if any(r > MAX_POWER_ROUNDING * abs(v) for r, v in zip(rounding, cur)):
                 raise SolverError(f"finite-step integral: the rounding of the {power:g}-th "
                                   "power on the contour exceeds "
-                                  f"{MAX_POWER_ROUNDING:g} of the value (a divergent step "
-                                  "size barely past the stability limit with very many "
+                                  f"{MAX_POWER_ROUNDING:g} of the value (a step size at or "
+                                  "barely past the stability limit with very many "
                                   "steps): fewer steps or a step size farther from the limit")
         elif any(r > rtol * abs(v) + atol for r, v in zip(rounding, cur)):
             raise IntegrandOverflow("finite-step integral: the integrand on the contour is too "

@@ -265,7 +265,7 @@ def stability(gamma, lam, eta, spectrum):
     top = top[where].reshape(gamma.shape)
     q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
     # q = 1 was "diverges" where 1e6 steps gave the limit (fuzz38 steps2 F17).
-    converges = q <= 1.0 + 2.0 * weighted_mp.EDGE_RTOL
+    converges = ~past_edge(q + 1.0)
     converges = bool(converges) if converges.ndim == 0 else converges
     if np.all(converges) and np.any(q >= 1.0 - 2.0 * weighted_mp.EDGE_RTOL):
         return converges, (
@@ -284,6 +284,14 @@ def stability(gamma, lam, eta, spectrum):
             "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
             "no value here is a usable model",)
     return converges, ()
+
+
+def past_edge(top):
+    """Whether ``top`` = eta (lam + x_hi) lies past the stability edge 2 beyond its rounding
+    (``weighted_mp.EDGE_RTOL``): where ``stability`` says gradient descent diverges, and where
+    the quadratures of ``steps.limits`` take their divergent branch (they compared with 2.0
+    exactly, and refused or mis-settled within 8 eps of it; fuzz39 steps F1)."""
+    return np.asarray(top) > 2.0 * (1.0 + weighted_mp.EDGE_RTOL)
 
 
 def _spectrum(spectrum):    # as every spectrum= (a SPEC string was an AttributeError; F12)

@@ -222,13 +222,23 @@ def filter_integrals(gamma, lam, steps, step_size):
     gamma, lam, k, eta = (a.reshape(-1, 1) for a in args)
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
+    ek = eta[..., 0] * k[..., 0]
     # Past the stability edge the nodes themselves carry the rounding of a k-th power:
     # 1 - eta (s + lam) is rounded to ~3 eps relative where it exceeds 1 in magnitude (eta (s +
     # lam) in (2, 4]; 2 eps beyond), and its k-th power to ~3 k eps, which dominates every
     # (positive) term of both sums. Two successive rules then agree to 8 k eps at best, not
     # RTOL (measured: k = 5000, eta (x_hi + lam) = 2.04 settles to 1e-12 from 1024 nodes on).
+    # So it is at the edge, where abs(1 - top)^k ~ 1 makes the filter peak within t ~ (eta k
+    # sqrt(gamma))^(-1/2) of t = pi: 64 nodes missed it, settling on its absence (bias 1.5e-33
+    # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
-    rtol = np.where(top > 2.0, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        grow = k[..., 0] * np.log(np.abs(1.0 - top))     # the top's log abs(q)^k
+        peak = grow > np.log(ATOL)
+        # (beyond the floats' range, infinite at any node count)
+        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
+                                4 * np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
+    rtol = np.where(peak, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
     # agreeing to 1.1e-16 (mpmath's values to 1e-15; gamma 1 + 1e-15 answered; fuzz37 F3).
@@ -239,12 +249,17 @@ def filter_integrals(gamma, lam, steps, step_size):
         MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
     # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
     # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
-    ek = eta[..., 0] * k[..., 0]
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
-    if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
+    if np.any(near & ~finite_clients_steps.past_edge(top) & (8.0 * np.sqrt(ek) > most)
+              & (ek * (edge + lam[..., 0]) < 1)):
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
+    if first > most:
+        raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k)
+                          + "; at the stability edge (step_size (lam + top of the spectrum) = "
+                          f"{shown_apart(np.max(top[peak]), 2.0)}) the filter peaks within "
+                          "1 / (step_size steps) of the top: fewer steps answer")
     prev = None
-    n = 64
+    n = 64 * 2 ** int(np.ceil(np.log2(first / 64)))
     while n <= most:
         if n * points > MAX_RULE_ENTRIES and points > 1:
             # Halves, each its own rule (1e5 step counts: MemoryError after 34 s; fuzz38 F14).
@@ -317,9 +332,14 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
         lo, hi = edges[g]
         # Right of the support |1 - eta (s + lam)| may outgrow its top-edge value by about e^2
-        # over 2k powers (inside the stable disk when there is room).
-        room = 0.5 * (2.0 / e - l - hi)
-        cap = room if room > 0 else ((hi + l) * e - 1.0) / max(kk * e, e)
+        # over 2k powers (inside the stable disk when there is room). At the edge, to within
+        # 1 / k, that is the wider: within 8 eps of it the contour was refused for 10 steps,
+        # or took the divergent branch, refused at 1e6 steps as "past the stability limit"
+        # (fuzz39 steps F1); the k-th power's rounding then counts as past it.
+        room, reach_k = 0.5 * (2.0 / e - l - hi), ((hi + l) * e - 1.0) / max(kk * e, e)
+        edge = reach_k >= room
+        cap = max(room, reach_k)
+        past = bool(finite_clients_steps.past_edge(e * (l + hi)))
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf  # half the gap to 0
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
         # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
@@ -350,10 +370,12 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             # 32768 (rho - 1) < 56 (gamma 1.001, 1e6 steps: refused after 20 s; steps2 F19).
             h = 0.5 * (foci[1] - foci[0])
             near = foci[0] == 0.0 < lo and abs(np.log(g)) < finite_clients_steps.NEAR_ONE
-            if e * (l + hi) <= 2.0 and (58.0 if near else 20.0) * h > MAX_CONTOUR_NODES * (
+            if not past and (58.0 if near else 20.0) * h > MAX_CONTOUR_NODES * (
                     margin + np.sqrt(margin * (2.0 * h + margin))):
-                failed = SolverError("finite-step integral: the contour rule would need more "
-                                     f"than {MAX_CONTOUR_NODES} nodes")
+                failed = SolverError(
+                    "finite-step integral: the contour rule would need more than "
+                    f"{MAX_CONTOUR_NODES} nodes"
+                    + (_AT_EDGE.format(shown_apart(e * (l + hi), 2.0)) if edge else ""))
                 continue
             try:
                 # Past the stability edge the values are resolved to the rounding of the k-th
@@ -361,10 +383,10 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 b, v = weighted_mp.contour_integrals(
                     (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
                     rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
-                    max_nodes=MAX_CONTOUR_NODES, power=kk if e * (l + hi) > 2.0 else 0.0)
+                    max_nodes=MAX_CONTOUR_NODES, power=kk if edge else 0.0)
                 break
             except IntegrandOverflow:
-                if e * (l + hi) <= 2.0:
+                if not past:
                     raise
                 # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k)
                 # and overflows on the contour: the value is beyond the floating point range.
@@ -379,6 +401,12 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         bias[idx] = b + atom
         var[idx] = g * v
     return bias, var
+
+
+#: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
+_AT_EDGE = ("; at the stability edge (step_size (lam + top of the spectrum of S) = {}) the "
+            "filter peaks within 1 / (step_size steps) of the top, which the contour must pass "
+            "as closely: fewer steps answer")
 
 
 def _log1p(w):
