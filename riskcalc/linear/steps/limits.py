@@ -32,10 +32,11 @@ h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi 
 contour integral of phi against the Stieltjes transform of nu around its support
 (``riskcalc.linear.steps.contour``, with ``riskcalc.linear.engine.weighted_mp``'s
 ``contour_integrals``), to its ``RTOL_GENERAL`` and ``ATOL_GENERAL``. Past the stability
-edge (eta (lam + x_hi) > 2) both rules settle to the rounding of the k-th power instead (8 k eps on the first route; the contour's floor on the
-second), so that a divergent step gives its finite value at any k until it overflows. A
-non-uniform direction of theta (signal_weights different from weights) would need
-two-resolvent equivalents and is not covered.
+edge (eta (lam + x_hi) > 2) both rules settle to the rounding of the k-th power instead
+(8 k eps on the first route; the contour's floor on the second), so that a divergent step
+gives its finite value at any k until it overflows. A non-uniform direction of theta
+(signal_weights different from weights) would need two-resolvent equivalents and is not
+covered.
 """
 
 from __future__ import annotations
