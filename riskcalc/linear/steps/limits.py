@@ -225,9 +225,9 @@ def filter_integrals(gamma, lam, steps, step_size):
     # sqrt(gamma))^(-1/2) of t = pi: 64 nodes missed it, settling on its absence (bias 1.5e-33
     # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        grow = k[..., 0] * np.log(np.abs(1.0 - top))     # the top's log abs(q)^k
-        peak = grow > np.log(ATOL)
+    grow = finite_clients_steps.top_power(top, k[..., 0])
+    peak = grow > finite_clients_steps.PEAK_LOG
+    with np.errstate(invalid="ignore", over="ignore"):
         # (beyond the floats' range, infinite at any node count)
         first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
                                 4 * np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
