@@ -59,3 +59,14 @@ def test_steps_from_many_clients_at_the_edge_refuse_the_peak_they_miss():
         steps_limit("ftfa", steps=10 ** 5, clients=10 ** 6, **kw)
     got = steps_limit("ftfa", steps=10 ** 4, clients=10 ** 6, **kw).bias
     assert got == pytest.approx(steps_limit("ftfa", steps=10 ** 4, **kw).bias, rel=1e-5)
+
+
+@pytest.mark.parametrize("spectrum", ["two-point:1e-8,1e8,0.5", "two-point:1,1e8,0.5"])
+def test_divergent_steps_on_a_wide_spectrum_overflow_before_silverstein(spectrum):
+    """F3: 1000 steps of 1e-3 under two-point:1e-8,1e8,0.5 (far past the edge) failed after
+    2 s, "Silverstein's equation: the fixed point did not settle in 20000 iterations" on the
+    thin contour; the integrand there overflows, so the value is past the floats: inf with
+    converges False, as for the spectra the solver handles (30 steps also overflow)."""
+    res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=1.0, steps=1000, step_size=1e-3,
+                      spectrum=Spectrum.parse(spectrum))
+    assert res.converges is False and res.bias == res.variance == np.inf
