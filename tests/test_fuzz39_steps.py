@@ -7,6 +7,7 @@ from riskcalc import steps_limit
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.spectrum import Spectrum
+from tests.helpers import run_cli
 
 SPECTRUM = Spectrum.two_point(1.0, 4.0, 0.3)
 
@@ -79,3 +80,15 @@ def test_steps_under_a_wide_spectrum_print_no_negative_bias():
     res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=1.0, steps=1000, step_size=1e-9,
                       spectrum=Spectrum.parse("two-point:1e-8,1e8,0.5"))
     assert res.bias == 0.0 and res.variance == pytest.approx(1 / 3, rel=1e-9)
+
+
+def test_sweep_divergence_note_names_its_row(tmp_path, capsys):
+    """F5: ``sweep ftfa --gamma 2,4 --steps 3 --step-size 0.3`` noted "= 2.7 > 2: gradient
+    descent diverges ... no value here is a usable model" without saying which row (gamma 2
+    converges); the note now names the point (and the count of an array's)."""
+    code, out, err = run_cli(["sweep", "ftfa", "--gamma", "2,4", "--r", "1", "--sigma", "1",
+                              "--steps", "3", "--step-size", "0.3", "--d", "20", "--reps", "2",
+                              "--out", str(tmp_path / "s.csv"), "--no-progress"], capsys)
+    assert code == 0 and "> 2 (at gamma 4, step_size 0.3)" in err, err
+    res = steps_limit("rtfa", gamma=[0.5, 2, 4], lam=0.5, r=1, sigma=1, steps=3, step_size=0.3)
+    assert "(at gamma 4, lam 0.5, step_size 0.3; 1 of 3 points diverge)" in res.notes[0]

@@ -279,12 +279,18 @@ def stability(gamma, lam, eta, spectrum):
         big = np.isinf(np.max(q))
         shown, base = (("more than 1.8e+308", "(more than 1.8e+308)") if big else
                        (shown_apart(np.max(q + 1), 2.0), shown_apart(np.max(q), 1.0)))
+        # Which point: a sweep's rows shared one note that named none (fuzz39 steps F5).
+        at = np.unravel_index(np.argmax(q), q.shape)
+        g, l, e = (float(np.broadcast_to(np.asarray(a, float), q.shape)[at])
+                   for a in (gamma, lam, eta))
+        count = int(np.size(q) - np.sum(converges))
+        where = (f"at gamma {g:g}" + (f", lam {l:g}" if l else "") + f", step_size {e:g}"
+                 + (f"; {count} of {np.size(q)} points diverge" if np.size(q) > 1 else ""))
         return converges, (
-            f"step_size * (lam + top of the spectrum of S) = {shown} > 2: gradient descent "
-            f"diverges, and the risk grows without bound in steps, like {base}^(2 k) (a k-th "
-            "power); a value past the "
-            "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
-            "no value here is a usable model",)
+            f"step_size * (lam + top of the spectrum of S) = {shown} > 2 ({where}): gradient "
+            f"descent diverges, and the risk grows without bound in steps, like {base}^(2 k) "
+            "(a k-th power); a value past the floating-point range (1.8e+308) is infinite: "
+            "overflow in tables, null in JSON; no value there is a usable model",)
     return converges, ()
 
 
