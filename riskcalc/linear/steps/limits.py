@@ -223,14 +223,16 @@ def filter_integrals(gamma, lam, steps, step_size):
     # RTOL (measured: k = 5000, eta (x_hi + lam) = 2.04 settles to 1e-12 from 1024 nodes on).
     # So it is at the edge, where abs(1 - top)^k ~ 1 makes the filter peak within t ~ (eta k
     # sqrt(gamma))^(-1/2) of t = pi: 64 nodes missed it, settling on its absence (bias 1.5e-33
-    # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1).
+    # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1). From
+    # pi / width nodes (a node per width) the doubling sees it: within 2e-7 of mpmath's to 1e8
+    # steps at gamma 0.05, 0.5, 2 (4 pi / width doubled the cost for nothing).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
     grow = finite_clients_steps.top_power(top, k[..., 0])
     peak = grow > finite_clients_steps.PEAK_LOG
     with np.errstate(invalid="ignore", over="ignore"):
         # (beyond the floats' range, infinite at any node count)
         first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
-                                4 * np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
+                                np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
     rtol = np.where(peak, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
