@@ -92,3 +92,15 @@ def test_sweep_divergence_note_names_its_row(tmp_path, capsys):
     assert code == 0 and "> 2 (at gamma 4, step_size 0.3)" in err, err
     res = steps_limit("rtfa", gamma=[0.5, 2, 4], lam=0.5, r=1, sigma=1, steps=3, step_size=0.3)
     assert "(at gamma 4, lam 0.5, step_size 0.3; 1 of 3 points diverge)" in res.notes[0]
+
+
+def test_optimal_steps_at_the_edge_estimate_the_peak_nodes():
+    """F6: ``optimal_steps("ftfa", gamma=0.5, step_size=2 / x_hi, max_steps=20000)`` was
+    estimated at 0.6 s and took 34-42 s (loaded): every point of a chunk takes the nodes of
+    the top's peak, growing like sqrt(step_size sqrt(gamma) k). The estimate counts them now
+    (0.25 min), so max_seconds = 5 refuses at once, naming the max_steps that fit."""
+    from riskcalc.linear.steps.optimal import optimal_steps
+
+    with pytest.raises(ValueError, match=r"give max_steps <= 9\d\d\d\b"):
+        optimal_steps("ftfa", gamma=0.5, r=1.0, sigma=1.0, max_steps=20000, max_seconds=5,
+                      step_size=2.0 / (1.0 + np.sqrt(0.5)) ** 2)
