@@ -104,3 +104,15 @@ def test_optimal_steps_at_the_edge_estimate_the_peak_nodes():
     with pytest.raises(ValueError, match=r"give max_steps <= 9\d\d\d\b"):
         optimal_steps("ftfa", gamma=0.5, r=1.0, sigma=1.0, max_steps=20000, max_seconds=5,
                       step_size=2.0 / (1.0 + np.sqrt(0.5)) ** 2)
+
+
+@pytest.mark.parametrize("name", ["gamma", "sigma", "r"])
+def test_per_client_steps_name_an_empty_list(name):
+    """F7: ``clients_steps_limit("ftfa", gamma=[], ...)`` said "per-client lists must have one
+    length; gamma has 0, not 1" (and sigma=[] beside three gammas "has 0, not 3")."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    kw = dict(gamma=[0.5, 2.0, 3.0], sigma=1.0, r=1.0, steps=5, step_size=0.1)
+    kw[name] = []
+    with pytest.raises(ValueError, match=f"^{name} is empty: give one value per client"):
+        clients_steps_limit("ftfa", **kw)

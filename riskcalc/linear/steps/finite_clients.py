@@ -99,6 +99,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     vals = {}
     for name, v in raw.items():
         arr = np.ravel(real(name, v, ndim=1))
+        if arr.size == 0:     # was "gamma has 0, not 1": no length to match (fuzz39 steps F7)
+            raise ValueError(f"{name} is empty: give one value per client (client 0 the "
+                             "target) or one shared by all")
         if arr.size not in (1, m):
             raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
                              f"not {m}")
