@@ -116,3 +116,30 @@ def test_per_client_steps_name_an_empty_list(name):
     kw[name] = []
     with pytest.raises(ValueError, match=f"^{name} is empty: give one value per client"):
         clients_steps_limit("ftfa", **kw)
+
+
+def test_divergent_steps_from_a_finite_m_model_proven_infinite_before_the_pencils():
+    """F8: FTFA at gamma 1 from the FedAvg model of 3 clients (Sigma = I) after 1e6 steps of
+    0.6 (past the edge) was refused for memory, where the oracle route answers inf with
+    converges False. ``steps.overflow`` bounds the bias and variance below (its docstring's
+    proof): past the floats, inf without the pencils. The bounds lie below the pencils'
+    values at every k they reach here (4 federations, both methods, both weights)."""
+    res = steps_limit("ftfa", gamma=1.0, r=1.0, sigma=0.5, steps=[5, 10 ** 6], step_size=0.6,
+                      clients=3)
+    assert np.isfinite(res.bias[0]) and res.bias[1] == res.variance[1] == np.inf
+    assert not np.any(res.converges)
+    from riskcalc.linear.steps.finite_clients import steps_group_limits
+    from riskcalc.linear.steps.overflow import log_bounds
+
+    cases = [("ftfa", [1.0], [1.0], [0.5], [3.0], [0.0], "samples", 0.6),
+             ("ftfa", [1.0, 0.5, 2.0], [1.0, 2.0, 0.5], [0.5, 1.0, 2.0], [1.0, 1.0, 2.0],
+              [0.0] * 3, "samples", 0.6),
+             ("rtfa", [0.5], [1.0], [1.0], [4.0], [0.4], "uniform", 0.8),
+             ("ftfa", [2.0, 0.5], [1.0, 1.0], [1.0, 1.0], [1.0, 2.0], [0.0, 0.0], "uniform",
+              0.5)]
+    for method, *group, weights, eta in cases:
+        b, v = steps_group_limits(method, *group, weights, Spectrum.identity(), 60, eta,
+                                  targets=[0])
+        low_b, low_v = log_bounds(method, *group, weights, np.arange(61), eta)
+        assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
+        assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))

@@ -44,6 +44,7 @@ from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.identity import identity_steps_group_limits
+from riskcalc.linear.steps.overflow import overflowed
 from riskcalc.linear.steps.pencils import step_traces
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -118,7 +119,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     converges = np.all(stability(gam[:1], lam_arr[:1], eta, sp)[0])
     check_pooled(gam, np.ones(m))          # before the estimate: the reason, not fewer steps
     quad = converges and sp.is_identity and sp.signal_is_uniform     # else pencils (_steps_at)
-    _check_seconds(sp, [ks[:0] if quad else ks], max_seconds)     # CLI: its timer (fuzz38 F16)
+    over = _overflowed(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
+                       converges, 0)
+    _check_seconds(sp, [ks[:0] if quad else ks[~over]], max_seconds)    # CLI: timer (F16)
     # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite; no signal
     # (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
@@ -145,9 +148,27 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
                                                int(ks[-1]), eta, ks=ks, targets=targets)
         except SolverError as exc:
             raise near_one(exc, gam, ks[-1], eta) from None
-    bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
-                                   int(ks[-1]), eta, targets=targets)
-    return bias[:, ks], var[:, ks]
+    rows = np.arange(np.size(gam)) if targets is None else np.asarray(targets, int).ravel()
+    over = np.all([_overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta,
+                               converges, t) for t in rows], axis=0)
+    bias, var = np.full((rows.size, ks.size), np.inf), np.full((rows.size, ks.size), np.inf)
+    if not over.all():
+        some = ks[~over]
+        b, v = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
+                                  int(some[-1]), eta, targets=targets)
+        bias[:, ~over], var[:, ~over] = b[:, some], v[:, some]
+    return bias, var
+
+
+def _overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, converges,
+                target):
+    """Where (over ``ks``) a divergent step under Sigma = I (uniform signal direction) has the
+    ``target`` group's bias and variance proven past the floats (``steps.overflow``): infinite
+    without the pencils (1e6 steps of 0.6 at gamma 1 with 3 clients were refused for memory,
+    1000 of 1 at gamma 2 took 80 s to print null; fuzz39 steps F8)."""
+    if converges or not (spectrum.is_identity and spectrum.signal_is_uniform):
+        return np.zeros(np.shape(ks), bool)
+    return overflowed(method, gam, r, sigma, count, lam, weights, ks, eta, target)
 
 
 def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
@@ -177,7 +198,12 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
-    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges))]
+    over = np.zeros(k.size, bool)
+    for u, (gm, sg, rr, lm, et) in enumerate(uniq):
+        idx = np.flatnonzero(inv == u)
+        over[idx] = _overflowed(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
+                                k.ravel()[idx], float(et), np.all(np.ravel(converges)[idx]), 0)
+    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges)) & ~over]
                         for u in range(len(uniq))], max_seconds)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
