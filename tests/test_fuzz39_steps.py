@@ -27,7 +27,7 @@ def test_steps_within_rounding_of_the_edge_answer_under_a_spectrum(ulps):
     """F1: under two-point:1,4,0.3, 10 steps of 2 / (lam + x_hi) within a few ulps below the
     edge were refused ("the contour rule would need more than 32768 nodes": the margin was
     half the tiny gap to it), while an ulp above took the divergent branch; every route now
-    judges the edge as ``stability`` does (``finite_clients.past_edge``), and answers as 1e-6
+    judges the edge as ``stability`` does (``steps.edge.past_edge``), and answers as 1e-6
     below it does."""
     gamma, lam = 2.0, 0.3
     eta = 2.0 / (lam + weighted_mp.support_edges(gamma, SPECTRUM)[1])

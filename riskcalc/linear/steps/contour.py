@@ -11,6 +11,7 @@ import numpy as np
 from riskcalc._text import shown_apart
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
+from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
@@ -54,7 +55,7 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         room, reach_k = 0.5 * (2.0 / e - l - hi), ((hi + l) * e - 1.0) / max(kk * e, e)
         edge = reach_k >= room
         cap = max(room, reach_k)
-        past = bool(finite_clients_steps.past_edge(e * (l + hi)))
+        past = bool(steps_edge.past_edge(e * (l + hi)))
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf  # half the gap to 0
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
         # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then

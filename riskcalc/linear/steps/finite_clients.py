@@ -43,6 +43,7 @@ from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.linear.steps import pencils
+from riskcalc.linear.steps.edge import check_peak, past_edge
 from riskcalc.linear.steps.identity import identity_steps_group_limits
 from riskcalc.linear.steps.overflow import overflowed
 from riskcalc.linear.steps.pencils import step_traces
@@ -142,7 +143,7 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     result, the same at any number of steps)."""
     if converges and spectrum.is_identity and spectrum.signal_is_uniform:
         rows = slice(None) if targets is None else np.asarray(targets, dtype=int)
-        _check_peak(np.asarray(gam, float)[rows], np.asarray(lam, float)[rows], ks[-1], eta)
+        check_peak(np.asarray(gam, float)[rows], np.asarray(lam, float)[rows], ks[-1], eta)
         try:
             return identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
                                                int(ks[-1]), eta, ks=ks, targets=targets)
@@ -321,50 +322,6 @@ def stability(gamma, lam, eta, spectrum):
             "(a k-th power); a value past the floating-point range (1.8e+308) is infinite: "
             "overflow in tables, null in JSON; no value there is a usable model",)
     return converges, ()
-
-
-#: The log of abs(1 - eta (lam + x_hi))^k above which the filter's k-th power peaks at the top
-#: of the spectrum of S, within 1 / (eta k) of it (``top_power``): ``steps.limits.ATOL``.
-PEAK_LOG = float(np.log(1e-16))
-#: ``identity_steps_group_limits``' quadrature (32 nodes doubled) settles on that peak's absence
-#: beyond ~2048 of 4 pi sqrt(eta k sqrt(gamma)) (gamma 0.2, 2, 4 at the edge, M = 1e6, against
-#: the oracle's; 1024 resolved): refused beyond this (fuzz39 steps F2).
-QUAD_PEAK = 1024.0
-
-
-def top_power(top, steps):
-    """log abs(1 - top)^steps, the filter's k-th power at the top of the spectrum of S (``top`` =
-    eta (lam + x_hi)); above ``PEAK_LOG`` (at or near the stability edge) the filter peaks there
-    within 1 / (eta k), a peak a quadrature with too few nodes settles without (fuzz39 F1)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(steps, float) * np.log(np.abs(1.0 - np.asarray(top, float)))
-
-
-def _check_peak(gam, lam, steps, eta) -> None:
-    """SolverError where ``identity_steps_group_limits`` would miss the peak of ``top_power``
-    (at the edge: FTFA at gamma 0.5 with clients=1e6 after 1e5 steps of 2 / x_hi gave bias 0
-    for the oracle's 3.2e-9 per unit r^2, 1.01 for 0 at r = 1e5 after 1e6; fuzz39 steps F2)."""
-    root = np.sqrt(np.asarray(gam, float))
-    top = eta * (np.asarray(lam, float) + (1.0 + root) ** 2)
-    bad = ((top_power(top, steps) > PEAK_LOG)
-           & (4 * np.pi * np.sqrt(eta * steps * root) > QUAD_PEAK))
-    if np.any(bad):
-        most = int((QUAD_PEAK / (4 * np.pi)) ** 2 / (eta * np.max(root[bad])))
-        raise SolverError(
-            f"finite-step quadrature from the finite-M model (steps up to {float(steps):g}): at "
-            "the stability edge (step_size (lam + top of the spectrum of S) = "
-            f"{shown_apart(np.max(top[bad]), 2.0)}) the filter peaks within 1 / (step_size "
-            f"steps) of the top, finer than the rule resolves: at most {most} steps, or a step "
-            "size farther below the edge, answer (the oracle route, without clients, resolves "
-            "it)")
-
-
-def past_edge(top):
-    """Whether ``top`` = eta (lam + x_hi) lies past the stability edge 2 beyond its rounding
-    (``weighted_mp.EDGE_RTOL``): where ``stability`` says gradient descent diverges, and where
-    the quadratures of ``steps.limits`` take their divergent branch (they compared with 2.0
-    exactly, and refused or mis-settled within 8 eps of it; fuzz39 steps F1)."""
-    return np.asarray(top) > 2.0 * (1.0 + weighted_mp.EDGE_RTOL)
 
 
 def _spectrum(spectrum):    # as every spectrum= (a SPEC string was an AttributeError; F12)

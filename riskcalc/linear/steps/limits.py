@@ -49,6 +49,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
+from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.steps.contour import spectral_filter_integrals
 
@@ -227,8 +228,8 @@ def filter_integrals(gamma, lam, steps, step_size):
     # pi / width nodes (a node per width) the doubling sees it: within 2e-7 of mpmath's to 1e8
     # steps at gamma 0.05, 0.5, 2 (4 pi / width doubled the cost for nothing).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
-    grow = finite_clients_steps.top_power(top, k[..., 0])
-    peak = grow > finite_clients_steps.PEAK_LOG
+    grow = steps_edge.top_power(top, k[..., 0])
+    peak = grow > steps_edge.PEAK_LOG
     with np.errstate(invalid="ignore", over="ignore"):
         # (beyond the floats' range, infinite at any node count)
         first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
@@ -245,7 +246,7 @@ def filter_integrals(gamma, lam, steps, step_size):
     # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
     # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
-    if np.any(near & ~finite_clients_steps.past_edge(top) & (8.0 * np.sqrt(ek) > most)
+    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most)
               & (ek * (edge + lam[..., 0]) < 1)):
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
     if first > most:

@@ -9,6 +9,7 @@ import numpy as np
 from riskcalc._validate import positive, positive_int
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.limits import spec_steps_limit
@@ -70,8 +71,8 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     sp, eta = spec.spectrum, float(positive("step_size", step_size, ndim=0))
     near = clients is None and abs(np.log(float(spec.gamma))) < finite_clients_steps.NEAR_ONE
     root = np.sqrt(float(spec.gamma))
-    edge = clients is None and (sp is None or sp.is_identity) and finite_clients_steps.top_power(
-        eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > finite_clients_steps.PEAK_LOG
+    edge = clients is None and (sp is None or sp.is_identity) and steps_edge.top_power(
+        eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > steps_edge.PEAK_LOG
     _check_work(max_steps + 1, sp, clients, limit, pencil and (
         (sp is not None and not sp.is_identity)
         or not np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])),
