@@ -143,3 +143,15 @@ def test_divergent_steps_from_a_finite_m_model_proven_infinite_before_the_pencil
         low_b, low_v = log_bounds(method, *group, weights, np.arange(61), eta)
         assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
         assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))
+
+
+def test_steps_at_a_huge_gamma_under_a_spectrum_answer(recwarn):
+    """F9: gamma 1e100 under two-point:1,4,0.3 after 10 steps of 1e-101 warned "divide by zero"
+    and raised "the integrand overflows on the contour (a divergent step size ...)" for a
+    convergent step: the continuous part of the law of S is narrower than rounding there
+    (x_lo = x_hi), and its ellipse degenerate. The contour around [0, x_hi] answers: the bias
+    is the null space's, r^2 int t dH = 3.1, as Sigma = I's is r^2."""
+    res = steps_limit("ftfa", gamma=1e100, r=1.0, sigma=1.0, steps=10, step_size=1e-101,
+                      spectrum=SPECTRUM)
+    assert res.converges and res.bias == pytest.approx(3.1, rel=1e-12) and res.variance < 1e-12
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -56,7 +56,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         edge = reach_k >= room
         cap = max(room, reach_k)
         past = bool(steps_edge.past_edge(e * (l + hi)))
-        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf  # half the gap to 0
+        # (half the gap to 0). A continuous part narrower than rounding (gamma 1e100: x_lo =
+        # x_hi) has no ellipse of its own: around [0, x_hi] only (fuzz39 steps F9).
+        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 and hi > lo else -np.inf
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
         # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
         # delta = lam + 1 / (eta k) (lam / 2 refused gamma = 1, lam = 1e-8 after 10 steps,
