@@ -155,3 +155,14 @@ def test_steps_at_a_huge_gamma_under_a_spectrum_answer(recwarn):
                       spectrum=SPECTRUM)
     assert res.converges and res.bias == pytest.approx(3.1, rel=1e-12) and res.variance < 1e-12
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_steps_from_one_clients_own_least_squares_stay_there():
+    """F10: FTFA from the FedAvg model of ONE client (its own least squares, gamma 0.5) after
+    200 steps of 0.8 (past the edge) printed variance 3.2e29 (the pencils' rounding; 1.0 at 50
+    steps), and 1e6 steps were refused for memory: the gradient of the loss the steps descend
+    vanishes there (R_k + S g_k = I), so every k has the values of k = 0 (the local oracle's
+    sigma^2 gamma / (1 - gamma) = 1)."""
+    res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=1.0, steps=[200, 10 ** 6], step_size=0.8,
+                      clients=1, max_seconds=1)
+    assert np.all(res.bias == 0.0) and res.variance == pytest.approx([1.0, 1.0], rel=1e-12)

@@ -122,7 +122,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     quad = converges and sp.is_identity and sp.signal_is_uniform     # else pencils (_steps_at)
     over = _overflowed(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                        converges, 0)
-    _check_seconds(sp, [ks[:0] if quad else ks[~over]], max_seconds)    # CLI: timer (F16)
+    _check_seconds(sp, [ks[:0] if quad or m == 1 else ks[~over]], max_seconds)  # F16; m: F10
     # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite; no signal
     # (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
@@ -149,6 +149,14 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
                                                int(ks[-1]), eta, ks=ks, targets=targets)
         except SolverError as exc:
             raise near_one(exc, gam, ks[-1], eta) from None
+    if np.sum(count) == 1:
+        # One client: the global model is its own least squares, where the gradient of the
+        # loss the steps descend vanishes (R_k + S g_k = I): the values of k = 0 at every k,
+        # however divergent the step (the pencils' rounding grew to 3.2e29 for 1 at gamma
+        # 0.5 after 200 steps of 0.8; fuzz39 steps F10).
+        b, v = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, 0,
+                                  eta, targets=targets)
+        return np.repeat(b, ks.size, axis=1), np.repeat(v, ks.size, axis=1)
     rows = np.arange(np.size(gam)) if targets is None else np.asarray(targets, int).ravel()
     over = np.all([_overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta,
                                converges, t) for t in rows], axis=0)
@@ -204,8 +212,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
         idx = np.flatnonzero(inv == u)
         over[idx] = _overflowed(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
                                 k.ravel()[idx], float(et), np.all(np.ravel(converges)[idx]), 0)
-    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges)) & ~over]
-                        for u in range(len(uniq))], max_seconds)
+    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges)) & ~over
+                                  & (clients > 1)] for u in range(len(uniq))], max_seconds)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)
