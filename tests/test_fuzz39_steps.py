@@ -1,5 +1,7 @@
 """Issue 32, fuzz39 (steps): what this fuzz found, each test failing before."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,16 @@ def test_steps_from_one_clients_own_least_squares_stay_there():
     res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=1.0, steps=[200, 10 ** 6], step_size=0.8,
                       clients=1, max_seconds=1)
     assert np.all(res.bias == 0.0) and res.variance == pytest.approx([1.0, 1.0], rel=1e-12)
+    # ... and it said "gradient descent diverges, and the risk grows without bound" beside 1.
+    assert np.all(res.converges) and res.notes[0].startswith("one client: the global model")
+
+
+def test_cli_steps_from_a_one_client_federation_stay_there(tmp_path, capsys):
+    """F10: ``predict ftfa --federation F --steps 200 --step-size 0.8`` with one client in F."""
+    fed = tmp_path / "one.json"
+    fed.write_text('{"fedrisk_federation": 1, "clients": [{"gamma": 0.5, "r": 1, "sigma": 1}]}')
+    code, out, err = run_cli(["predict", "ftfa", "--federation", str(fed), "--steps", "200",
+                              "--step-size", "0.8", "--json"], capsys)
+    got = json.loads(out)
+    assert code == 0 and got["variance"] == pytest.approx(1.0) and got["bias"] == 0.0
+    assert got["diagnostics"]["converges"] is True

@@ -233,7 +233,16 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
+    if clients == 1 and not np.all(converges):     # F10: "grows without bound" beside 1.0
+        converges = np.ones_like(converges) if np.ndim(converges) else True
+        notes = (ONE_CLIENT,)
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
+
+
+#: The note of a step past the edge from the model of one client (fuzz39 steps F10).
+ONE_CLIENT = ("one client: the global model is its own least squares, where the gradient of "
+              "its loss vanishes, so the steps leave it in place at any step size, past the "
+              "stability edge too (in floating point, gradient descent there amplifies rounding)")
 
 
 def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
