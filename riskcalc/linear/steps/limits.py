@@ -30,12 +30,13 @@ h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi 
 [0, pi], and the midpoint rule with nodes doubled until two successive values agree to
 ``RTOL`` (relative) or ``ATOL`` (up to ``MAX_NEAR_NODES`` near gamma = 1). General Sigma: a
 contour integral of phi against the Stieltjes transform of nu around its support
-(``riskcalc.linear.engine.weighted_mp.contour_integrals``), to ``RTOL_GENERAL`` and
-``ATOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
-rounding of the k-th power instead (8 k eps on the first route; the contour's floor on the
-second), so that a divergent step gives its finite value at any k until it overflows. A
-non-uniform direction of theta (signal_weights different from weights) would need
-two-resolvent equivalents and is not covered.
+(``riskcalc.linear.steps.contour``, with ``riskcalc.linear.engine.weighted_mp``'s
+``contour_integrals``), to its ``RTOL_GENERAL`` and ``ATOL_GENERAL``. Past the stability
+edge (eta (lam + x_hi) > 2) both rules settle to the rounding of the k-th power instead
+(8 k eps on the first route; the contour's floor on the second), so that a divergent step
+gives its finite value at any k until it overflows. A non-uniform direction of theta
+(signal_weights different from weights) would need two-resolvent equivalents and is not
+covered.
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ import numpy as np
 
 from riskcalc._text import shown_apart
 from riskcalc._validate import integers, positive, positive_int
-from riskcalc.errors import IntegrandOverflow, SolverError
+from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights
-from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
+from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
+from riskcalc.linear.steps.contour import spectral_filter_integrals
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
 RTOL = 1e-13
@@ -64,14 +66,6 @@ MAX_NODES = 2 ** 18
 #: within ``MAX_NEAR_ENTRIES``); a rule over more than ``MAX_RULE_ENTRIES`` splits its points.
 MAX_NEAR_NODES = MAX_NEAR_ENTRIES = 2 ** 21
 MAX_RULE_ENTRIES = 2 ** 22
-#: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
-#: room for the rounding of the contour sum.
-RTOL_GENERAL = 1e-11
-#: ... and its absolute one (times the mean eigenvalue): the Stieltjes transform's ~1e-13 noise
-#: near s = 0, below which gamma = 1 after 4e5 steps of 0.1 was refused (the bias is now within
-#: 6e-14 of Sigma = I's quadrature under 1.0000005 I; fuzz38 steps F7).
-ATOL_GENERAL = 1e-13
-MAX_CONTOUR_NODES = 2 ** 15
 
 
 def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
@@ -222,13 +216,25 @@ def filter_integrals(gamma, lam, steps, step_size):
     gamma, lam, k, eta = (a.reshape(-1, 1) for a in args)
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
+    ek = eta[..., 0] * k[..., 0]
     # Past the stability edge the nodes themselves carry the rounding of a k-th power:
     # 1 - eta (s + lam) is rounded to ~3 eps relative where it exceeds 1 in magnitude (eta (s +
     # lam) in (2, 4]; 2 eps beyond), and its k-th power to ~3 k eps, which dominates every
     # (positive) term of both sums. Two successive rules then agree to 8 k eps at best, not
     # RTOL (measured: k = 5000, eta (x_hi + lam) = 2.04 settles to 1e-12 from 1024 nodes on).
+    # So it is at the edge, where abs(1 - top)^k ~ 1 makes the filter peak within t ~ (eta k
+    # sqrt(gamma))^(-1/2) of t = pi: 64 nodes missed it, settling on its absence (bias 1.5e-33
+    # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1). From
+    # pi / width nodes (a node per width) the doubling sees it: within 2e-7 of mpmath's to 1e8
+    # steps at gamma 0.05, 0.5, 2 (4 pi / width doubled the cost for nothing).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
-    rtol = np.where(top > 2.0, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
+    grow = steps_edge.top_power(top, k[..., 0])
+    peak = grow > steps_edge.PEAK_LOG
+    with np.errstate(invalid="ignore", over="ignore"):
+        # (beyond the floats' range, infinite at any node count)
+        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
+                                np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
+    rtol = np.where(peak, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
     # agreeing to 1.1e-16 (mpmath's values to 1e-15; gamma 1 + 1e-15 answered; fuzz37 F3).
@@ -239,12 +245,17 @@ def filter_integrals(gamma, lam, steps, step_size):
         MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
     # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
     # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
-    ek = eta[..., 0] * k[..., 0]
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
-    if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
+    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most)
+              & (ek * (edge + lam[..., 0]) < 1)):
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
+    if first > most:
+        raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k)
+                          + "; at the stability edge (step_size (lam + top of the spectrum) = "
+                          f"{shown_apart(np.max(top[peak]), 2.0)}) the filter peaks within "
+                          "1 / (step_size steps) of the top: fewer steps answer")
     prev = None
-    n = 64
+    n = 64 * 2 ** int(np.ceil(np.log2(first / 64)))
     while n <= most:
         if n * points > MAX_RULE_ENTRIES and points > 1:
             # Halves, each its own rule (1e5 step counts: MemoryError after 34 s; fuzz38 F14).
@@ -292,105 +303,6 @@ def _unresolved(what, gamma, near, ek, k) -> str:
            f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller step size "
            "answer, and riskcalc.limit is the limit of infinitely many" if np.any(near) else "")
     return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
-
-
-def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
-    """``filter_integrals`` for a general covariance: ``int (1 - f)^2 dnu`` and
-    ``gamma int f^2 / s dnu`` with nu the Sigma-weighted limiting spectrum of S.
-
-    Paper 003 Sec. 7 (Algs. 5-6) under Assumption A2 (derivation in the module docstring).
-    Contour integrals (``riskcalc.linear.engine.weighted_mp.contour_integrals``) around either the
-    continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
-    the atom inside, whichever keeps the contour relatively farther from the singularities:
-    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].
-    Arguments broadcast together.
-    """
-    gamma, lam, k, eta = np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
-    weighted_mp.check_values(spectrum.atoms.size)
-    bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
-    edges, atoms = {}, {}
-    for idx in np.ndindex(gamma.shape):
-        g, l, kk, e = float(gamma[idx]), float(lam[idx]), float(k[idx]), float(eta[idx])
-        if g not in edges:
-            edges[g] = weighted_mp.support_edges(g, spectrum)
-            atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
-        lo, hi = edges[g]
-        # Right of the support |1 - eta (s + lam)| may outgrow its top-edge value by about e^2
-        # over 2k powers (inside the stable disk when there is room).
-        room = 0.5 * (2.0 / e - l - hi)
-        cap = room if room > 0 else ((hi + l) * e - 1.0) / max(kk * e, e)
-        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf  # half the gap to 0
-        # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
-        # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
-        # delta = lam + 1 / (eta k) (lam / 2 refused gamma = 1, lam = 1e-8 after 10 steps,
-        # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
-        weak = kk > 0 and kk * e * l < 1.0
-        reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
-        margin_all = min(reach, cap, 0.25 * hi)
-        routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
-        if ratio_cut < margin_all / hi:
-            routes.reverse()
-        if ratio_cut <= 0:
-            routes = routes[:1]
-
-        def one_minus_power(z, l=l, kk=kk, e=e):
-            return -_expm1(kk * _log1p(-e * (z + l)))
-
-        def phi_bias(z, l=l):
-            return (1.0 - z / (z + l) * one_minus_power(z)) ** 2
-
-        def phi_var(z, l=l):
-            return z * (one_minus_power(z) / (z + l)) ** 2
-
-        for foci, margin, atom in routes:
-            # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
-            # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10). Near
-            # gamma = 1 but not at it, x_lo > 0 inside [0, x_hi]: settled at 22-88, none with
-            # 32768 (rho - 1) < 56 (gamma 1.001, 1e6 steps: refused after 20 s; steps2 F19).
-            h = 0.5 * (foci[1] - foci[0])
-            near = foci[0] == 0.0 < lo and abs(np.log(g)) < finite_clients_steps.NEAR_ONE
-            if e * (l + hi) <= 2.0 and (58.0 if near else 20.0) * h > MAX_CONTOUR_NODES * (
-                    margin + np.sqrt(margin * (2.0 * h + margin))):
-                failed = SolverError("finite-step integral: the contour rule would need more "
-                                     f"than {MAX_CONTOUR_NODES} nodes")
-                continue
-            try:
-                # Past the stability edge the values are resolved to the rounding of the k-th
-                # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
-                b, v = weighted_mp.contour_integrals(
-                    (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
-                    rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
-                    max_nodes=MAX_CONTOUR_NODES, power=kk if e * (l + hi) > 2.0 else 0.0)
-                break
-            except IntegrandOverflow:
-                if e * (l + hi) <= 2.0:
-                    raise
-                # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k)
-                # and overflows on the contour: the value is beyond the floating point range.
-                b, v, atom = np.inf, np.inf, 0.0
-                break
-            except SolverError as exc:
-                # The other contour may settle (gamma 0.95 on two-point:1,4,0.3 after 1e4
-                # steps of 0.1 did not around [0, x_hi]; fuzz38 steps F2).
-                failed = exc
-        else:
-            raise finite_clients_steps.near_one(failed, g, kk, e) from None
-        bias[idx] = b + atom
-        var[idx] = g * v
-    return bias, var
-
-
-def _log1p(w):
-    """Complex log(1 + w), accurate for small |w| (numpy's complex log1p loses Re)."""
-    x, y = w.real, w.imag
-    return 0.5 * np.log1p(x * (2.0 + x) + y * y) + 1j * np.arctan2(y, 1.0 + x)
-
-
-def _expm1(w):
-    """Complex exp(w) - 1, accurate for small |w|."""
-    x, y = w.real, w.imag
-    return np.expm1(x) * np.cos(y) - 2.0 * np.sin(0.5 * y) ** 2 + 1j * np.exp(x) * np.sin(y)
 
 
 def _one_minus_power(x, k):

@@ -9,6 +9,7 @@ import numpy as np
 from riskcalc._validate import positive, positive_int
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.limits import spec_steps_limit
@@ -69,10 +70,13 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     pencil = clients is not None and spec.method in finite_clients_steps.METHODS
     sp, eta = spec.spectrum, float(positive("step_size", step_size, ndim=0))
     near = clients is None and abs(np.log(float(spec.gamma))) < finite_clients_steps.NEAR_ONE
+    root = np.sqrt(float(spec.gamma))
+    edge = clients is None and (sp is None or sp.is_identity) and steps_edge.top_power(
+        eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > steps_edge.PEAK_LOG
     _check_work(max_steps + 1, sp, clients, limit, pencil and (
         (sp is not None and not sp.is_identity)
         or not np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])),
-        eta if near else 0.0)
+        eta if near else 0.0, eta * root if edge else 0.0)
     chunk = max_steps + 1 if pencil else CHUNK
     risks, curve = [], None
     for start in range(0, max_steps + 1, chunk):
@@ -96,7 +100,7 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
 
 
 def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
-                near_step: float = 0.0) -> None:
+                near_step: float = 0.0, edge_step: float = 0.0) -> None:
     """Refuse, before solving, a steps curve estimated to take longer than ``limit`` seconds
     (per point: ~3e-5 s for Sigma = I, measured 2.1e-5 quiet, 2.4e-5 under load 1; ~1e-2 s
     with a spectrum, whose contour is solved point by point; the finite-M ``pencil`` grows
@@ -104,7 +108,11 @@ def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
     fuzz37 unbound F6). ``near_step``: the step size at Sigma = I near gamma = 1, where the
     rule's nodes grow like 12 sqrt(step_size k): times max(1, 0.375 sqrt(step_size k)),
     measured 12x at step_size k = 1e3 (gamma 1 up to 1e5 steps of 0.1 took 104 s, estimated
-    3 s; fuzz38 steps F15)."""
+    3 s; fuzz38 steps F15). ``edge_step``: step_size sqrt(gamma) at the stability edge
+    (Sigma = I), where the first rule resolves the top's peak, ~pi sqrt(edge_step k) nodes
+    for every point of a chunk: times max(1, 0.25 sqrt(edge_step k)), measured 14x at k = 5000
+    and 22x at 20000 for 0.485 (20000 steps of 2 / x_hi at gamma 0.5 took 34-42 s, estimated
+    0.6 s; fuzz39 steps F6)."""
     if pencil:
         atoms = 1 if spectrum is None else spectrum.atoms.size
         seconds = pencils.seconds(points - 1, atoms)
@@ -114,7 +122,8 @@ def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
         per_point = SECONDS_PER_POINT_GENERAL if general else SECONDS_PER_POINT
 
         def cost(m):
-            return (m + 1) * per_point * max(1.0, 0.375 * np.sqrt(near_step * m))
+            return (m + 1) * per_point * max(1.0, 0.375 * np.sqrt(near_step * m),
+                                             0.25 * np.sqrt(edge_step * m))
 
         seconds = cost(points - 1)
         lo, hi = -1, points - 1           # the largest max_steps whose cost fits the limit

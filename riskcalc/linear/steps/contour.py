@@ -1,0 +1,148 @@
+"""Finite-step filter integrals under a general covariance, by contour integrals around the
+support of the Sigma-weighted limiting spectrum of S (paper 003, ``003_4b976ddf5225c17e.txt``,
+Sec. 7, Algs. 5-6 under Assumption A2; the derivation is ``riskcalc.linear.steps.limits``'
+module docstring, whose ``steps_limit`` routes here for a spectrum other than the identity).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._text import shown_apart
+from riskcalc.errors import IntegrandOverflow, SolverError
+from riskcalc.linear.engine import weighted_mp
+from riskcalc.linear.steps import edge as steps_edge
+from riskcalc.linear.steps import finite_clients as finite_clients_steps
+
+#: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
+#: room for the rounding of the contour sum.
+RTOL_GENERAL = 1e-11
+#: ... and its absolute one (times the mean eigenvalue): the Stieltjes transform's ~1e-13 noise
+#: near s = 0, below which gamma = 1 after 4e5 steps of 0.1 was refused (the bias is now within
+#: 6e-14 of Sigma = I's quadrature under 1.0000005 I; fuzz38 steps F7).
+ATOL_GENERAL = 1e-13
+MAX_CONTOUR_NODES = 2 ** 15
+
+
+def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
+    """``steps.limits.filter_integrals`` for a general covariance: ``int (1 - f)^2 dnu`` and
+    ``gamma int f^2 / s dnu`` with nu the Sigma-weighted limiting spectrum of S.
+
+    Paper 003 Sec. 7 (Algs. 5-6) under Assumption A2 (derivation in ``steps.limits``' module
+    docstring).
+    Contour integrals (``riskcalc.linear.engine.weighted_mp.contour_integrals``) around either the
+    continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
+    the atom inside, whichever keeps the contour relatively farther from the singularities:
+    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].
+    Arguments broadcast together.
+    """
+    gamma, lam, k, eta = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    weighted_mp.check_values(spectrum.atoms.size)
+    bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
+    edges, atoms = {}, {}
+    for idx in np.ndindex(gamma.shape):
+        g, l, kk, e = float(gamma[idx]), float(lam[idx]), float(k[idx]), float(eta[idx])
+        if g not in edges:
+            edges[g] = weighted_mp.support_edges(g, spectrum)
+            atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
+        lo, hi = edges[g]
+        # Right of the support |1 - eta (s + lam)| may outgrow its top-edge value by about e^2
+        # over 2k powers (inside the stable disk when there is room). At the edge, to within
+        # 1 / k, that is the wider: within 8 eps of it the contour was refused for 10 steps,
+        # or took the divergent branch, refused at 1e6 steps as "past the stability limit"
+        # (fuzz39 steps F1); the k-th power's rounding then counts as past it.
+        room, reach_k = 0.5 * (2.0 / e - l - hi), ((hi + l) * e - 1.0) / max(kk * e, e)
+        edge = reach_k >= room
+        cap = max(room, reach_k)
+        past = bool(steps_edge.past_edge(e * (l + hi)))
+        # (half the gap to 0). A continuous part narrower than rounding (gamma 1e100: x_lo =
+        # x_hi) has no ellipse of its own: around [0, x_hi] only (fuzz39 steps F9).
+        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 and hi > lo else -np.inf
+        # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
+        # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
+        # delta = lam + 1 / (eta k) (lam / 2 refused gamma = 1, lam = 1e-8 after 10 steps,
+        # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
+        weak = kk > 0 and kk * e * l < 1.0
+        reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
+        margin_all = min(reach, cap, 0.25 * hi)
+        routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
+        if ratio_cut < margin_all / hi:
+            routes.reverse()
+        if ratio_cut <= 0:
+            routes = routes[:1]
+
+        def one_minus_power(z, l=l, kk=kk, e=e):
+            return -_expm1(kk * _log1p(-e * (z + l)))
+
+        def phi_bias(z, l=l):
+            return (1.0 - z / (z + l) * one_minus_power(z)) ** 2
+
+        def phi_var(z, l=l):
+            return z * (one_minus_power(z) / (z + l)) ** 2
+
+        for foci, margin, atom in routes:
+            # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
+            # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10). Near
+            # gamma = 1 but not at it, x_lo > 0 inside [0, x_hi]: settled at 22-88, none with
+            # 32768 (rho - 1) < 56 (gamma 1.001, 1e6 steps: refused after 20 s; steps2 F19).
+            h = 0.5 * (foci[1] - foci[0])
+            near = foci[0] == 0.0 < lo and abs(np.log(g)) < finite_clients_steps.NEAR_ONE
+            if not past and (58.0 if near else 20.0) * h > MAX_CONTOUR_NODES * (
+                    margin + np.sqrt(margin * (2.0 * h + margin))):
+                failed = SolverError(
+                    "finite-step integral: the contour rule would need more than "
+                    f"{MAX_CONTOUR_NODES} nodes"
+                    + (_AT_EDGE.format(shown_apart(e * (l + hi), 2.0)) if edge else ""))
+                continue
+            try:
+                # Past the stability edge the values are resolved to the rounding of the k-th
+                # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
+                b, v = weighted_mp.contour_integrals(
+                    (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
+                    rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
+                    max_nodes=MAX_CONTOUR_NODES, power=kk if edge else 0.0)
+                break
+            except IntegrandOverflow:
+                if not past:
+                    raise
+                # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k)
+                # and overflows on the contour: the value is beyond the floating point range.
+                b, v, atom = np.inf, np.inf, 0.0
+                break
+            except SolverError as exc:
+                # The other contour may settle (gamma 0.95 on two-point:1,4,0.3 after 1e4
+                # steps of 0.1 did not around [0, x_hi]; fuzz38 steps F2).
+                failed = exc
+        else:
+            raise finite_clients_steps.near_one(failed, g, kk, e) from None
+        # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
+        # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
+        bias[idx], var[idx] = _nonnegative(b + atom, 8 * ATOL_GENERAL * spectrum.mean), g * v
+    return bias, var
+
+
+def _nonnegative(value: float, tol: float) -> float:
+    """``value`` (an integral of a square) with a negative part within ``tol`` set to 0."""
+    if value < -tol:
+        raise SolverError(f"finite-step integral came out negative beyond its tolerance "
+                          f"({value:g} < -{tol:g}): the contour rule lost its precision")
+    return max(value, 0.0)
+
+
+#: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
+_AT_EDGE = ("; at the stability edge (step_size (lam + top of the spectrum of S) = {}) the "
+            "filter peaks within 1 / (step_size steps) of the top, which the contour must pass "
+            "as closely: fewer steps answer")
+
+
+def _log1p(w):
+    """Complex log(1 + w), accurate for small |w| (numpy's complex log1p loses Re)."""
+    x, y = w.real, w.imag
+    return 0.5 * np.log1p(x * (2.0 + x) + y * y) + 1j * np.arctan2(y, 1.0 + x)
+
+
+def _expm1(w):
+    """Complex exp(w) - 1, accurate for small |w|."""
+    x, y = w.real, w.imag
+    return np.expm1(x) * np.cos(y) - 2.0 * np.sin(0.5 * y) ** 2 + 1j * np.exp(x) * np.sin(y)
