@@ -26,7 +26,7 @@ from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_ru
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
-from montecarlo.prediction import predicted, simulated_ratio
+from montecarlo.prediction import predicted, simulated_spec
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
@@ -265,9 +265,9 @@ def _limits(spec, setting, route, steps, step_size, tunings):
             "with the converged limit silently; compare notes it, or leave out steps")
     if steps is None and (setting.global_model != "federated"
                           or not get_estimator(spec.method).centered):
-        at, moved = simulated_ratio(spec, setting)     # the one vectorized solve
+        at, moved = simulated_spec(spec, setting)     # the one vectorized solve
         limit = riskcalc.spec_limit(at, route=route)
-        return replace(limit, notes=limit.notes + ((moved,) if moved else ()))
+        return replace(limit, notes=limit.notes + moved)
     tune = spec.info.tuning
     each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
                       setting) for t in tunings]
