@@ -27,3 +27,20 @@ def test_linear_compare_and_sweep_predict_at_the_simulated_spectrum(capsys):
                                spectrum="two-point:1,4,0.25")
     assert not exact.limit.notes
 
+
+def test_an_interrupted_sweep_names_its_cache_or_says_nothing_is_kept(monkeypatch, capsys):
+    """F2: Ctrl-C on ``sweep``/``simulate`` said "finished tasks are kept in the --cache file,
+    if one was given" whether or not one was (docs/safety.rst: they name their cache file).
+    Now the file is named, or the line says nothing is kept and how to keep it."""
+    import riskcalc.cli as cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", interrupted)
+    assert cli.main(["sweep", "ftfa", "--cache", "runs/c.jsonl"]) == 130
+    assert capsys.readouterr().err.strip() == (
+        "error: interrupted; finished tasks are kept in runs/c.jsonl: the same command "
+        "resumes from it")
+    assert cli.main(["simulate", "paper000-fig1", "--out", "s.csv"]) == 130
+    assert "nothing is kept: give --cache FILE" in capsys.readouterr().err
