@@ -91,8 +91,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         ``ClientSpec``.
     setting : Setting
         d, clients, global model, distributions.
-    spectrum : Spectrum, optional
-        Covariance spectrum (None: identity).
+    spectrum : Spectrum or SPEC str, optional
+        Covariance spectrum (None: identity), as in ``ClientSpec``.
     reps, seed, kind, steps, step_size, route
         As in ``montecarlo.compare.compare``.
     n_jobs, scheduler, progress, cache
@@ -174,7 +174,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
-    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
                                          **{info.signal: sig, **({tune: tunings} if tune else {})}),
                               setting, route, plan["steps"], plan["step_size"], tunings)
                       for g, sig, s in points]
@@ -190,10 +190,13 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}
     grids = {k: grid_values(k, v) for k, v in given.items()}
     tune = info.tuning
-    # Validate every grid value once, through the same ClientSpec the simulation uses.
-    ClientSpec(method, gamma=grid_values("gamma", gamma), sigma=grid_values("sigma", sigma),
-               spectrum=spectrum, **{k: (None if v is None else grids[k])
-                                     for k, v in given.items()})
+    # Validate every grid value once, through the same ClientSpec the simulation uses; the
+    # spectrum as it reads it (a SPEC string, read by compare, was a Spectrum to the rows'
+    # label: AttributeError after the whole grid had been simulated; fuzz39 fuzz F3).
+    spectrum = ClientSpec(method, gamma=grid_values("gamma", gamma),
+                          sigma=grid_values("sigma", sigma), spectrum=spectrum,
+                          **{k: (None if v is None else grids[k])
+                             for k, v in given.items()}).spectrum
     check_memory(setting, grid_values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(grid_values("gamma", gamma), grids[info.signal],

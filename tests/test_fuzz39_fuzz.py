@@ -44,3 +44,15 @@ def test_an_interrupted_sweep_names_its_cache_or_says_nothing_is_kept(monkeypatc
         "resumes from it")
     assert cli.main(["simulate", "paper000-fig1", "--out", "s.csv"]) == 130
     assert "nothing is kept: give --cache FILE" in capsys.readouterr().err
+
+
+def test_the_python_sweep_takes_a_spec_string_as_compare_does():
+    """F3: ``montecarlo.sweep.sweep(..., spectrum="two-point:1,4,0.5")`` (a SPEC string, as
+    ``montecarlo.compare`` and ``ClientSpec`` take) simulated the whole grid, then raised
+    AttributeError: 'str' object has no attribute 'record' writing the rows' label."""
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+
+    rows = sweep("ftfa", gamma=2.0, sigma=0.5, r=1.0, setting=Setting(d=20), reps=2,
+                 spectrum="two-point:1,4,0.5", progress=False)
+    assert rows[0]["spectrum"] == "discrete[0.5@1, 0.5@4]"
