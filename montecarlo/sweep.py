@@ -14,6 +14,7 @@ import csv
 import itertools
 import json
 import numbers
+import os
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -283,11 +284,18 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     """Write sweep rows as CSV or JSON lines; ``fmt`` defaults from the extension
     (``.jsonl``/``.json`` in either case -> jsonl, as on the command line, otherwise csv).
     Returns the format used. No rows is a ValueError, before the file is opened; the file is
-    written atomically (``riskcalc._files.atomic``): complete, or as it was."""
+    written atomically (``riskcalc._files.atomic``): complete, or as it was. ``rows`` may be
+    any iterable of dicts, their numbers numpy scalars (a generator, a numpy int64 and a folder
+    for ``path`` were TypeErrors and an IsADirectoryError naming the temporary file; fuzz39
+    fuzz F4)."""
     path = str(path)
     fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a folder, expected a file path")
+    rows = [{k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}
+            for row in rows]
     if not len(rows):
         raise ValueError(f"rows is empty: nothing to write to {path} (a sweep gives a row per "
                          "grid point and tuning)")

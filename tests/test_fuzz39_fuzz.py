@@ -56,3 +56,22 @@ def test_the_python_sweep_takes_a_spec_string_as_compare_does():
     rows = sweep("ftfa", gamma=2.0, sigma=0.5, r=1.0, setting=Setting(d=20), reps=2,
                  spectrum="two-point:1,4,0.5", progress=False)
     assert rows[0]["spectrum"] == "discrete[0.5@1, 0.5@4]"
+
+
+def test_write_rows_takes_numpy_numbers_and_any_iterable(tmp_path):
+    """F4: ``montecarlo.sweep.write_rows`` raised TypeError for a numpy int64 in a row
+    ("not JSON serializable") and for a generator of rows ("has no len()"), and
+    IsADirectoryError naming its temporary file for a folder as ``path``."""
+    import json
+
+    import numpy as np
+
+    from montecarlo.sweep import write_rows
+
+    out = tmp_path / "r.jsonl"
+    rows = ({"n": np.int64(3), "risk": np.float32("nan")} for _ in range(2))
+    assert write_rows(rows, out) == "jsonl"
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        {"n": 3, "risk": None}] * 2
+    with pytest.raises(ValueError, match="is a folder, expected a file path"):
+        write_rows([{"n": 1}], tmp_path)
