@@ -75,3 +75,17 @@ def test_write_rows_takes_numpy_numbers_and_any_iterable(tmp_path):
         {"n": 3, "risk": None}] * 2
     with pytest.raises(ValueError, match="is a folder, expected a file path"):
         write_rows([{"n": 1}], tmp_path)
+
+
+def test_a_deterministic_quantity_at_the_risks_rounding_is_inside_its_interval():
+    """F5: ``compare rtfa --gamma 0.5 --lam 1e-100``: predicted bias 8e-200 (lam^2 scale),
+    simulated exactly 0 with no spread, was "not in the 95% interval" (rel.diff n/a since
+    fuzz38 quad F2): both lie below the rounding of the risk, 0.25."""
+    import numpy as np
+
+    from montecarlo.compare import summarize
+
+    out = summarize([[0.0], [0.0]], [8e-200], scale=[0.25])
+    assert out["inside"][0] and np.isnan(out["rel_diff"][0])
+    # Above the risk's rounding a zero-width miss is still a miss.
+    assert not summarize([[0.0], [0.0]], [1e-6], scale=[0.25])["inside"][0]
