@@ -89,3 +89,15 @@ def test_a_deterministic_quantity_at_the_risks_rounding_is_inside_its_interval()
     assert out["inside"][0] and np.isnan(out["rel_diff"][0])
     # Above the risk's rounding a zero-width miss is still a miss.
     assert not summarize([[0.0], [0.0]], [1e-6], scale=[0.25])["inside"][0]
+
+
+def test_an_output_named_like_a_folder_is_refused_before_the_work(tmp_path, capsys):
+    """F6: ``sweep ... --out out/x.csv/`` (a trailing slash, no such folder) simulated the
+    whole grid, then failed: "[Errno 20] Not a directory: '.../..e_3h8kyo.tmp' ->
+    'out/x.csv/'", naming a temporary file."""
+    code, out, err = run_cli(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--d", "20", "--reps", "2", "--no-progress", "--out",
+                              f"{tmp_path}/x.csv/"], capsys)
+    assert code == 2 and err == f"error: --out {tmp_path}/x.csv/: ends in '/', a folder's " \
+                                "name; give a file path\n"
+    assert list(tmp_path.iterdir()) == []

@@ -34,6 +34,10 @@ def check_writable(path, option: str, dash: bool = False) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
+    if str(path).endswith(("/", os.sep)):
+        # A folder's name: its parent passed, and the write failed after the work, "Not a
+        # directory" naming the temporary file (fuzz39 fuzz F6).
+        raise ValueError(f"{option} {path}: ends in '/', a folder's name; give a file path")
     if not os.path.isdir(folder):
         # A file where the folder should be was "folder ... does not exist", though it does.
         raise ValueError(f"{option} {path}: " + (
