@@ -101,3 +101,15 @@ def test_an_output_named_like_a_folder_is_refused_before_the_work(tmp_path, caps
     assert code == 2 and err == f"error: --out {tmp_path}/x.csv/: ends in '/', a folder's " \
                                 "name; give a file path\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_figures_out_dash_is_no_folder_name(tmp_path, monkeypatch):
+    """F7: ``figures p003-region --out -`` built the figure into a new folder named "-"
+    (printing "-> -/p003-region.png"), where every file output refuses "-" (the convention's
+    stdout) naming the option. (``make_folder`` is the check ``figures`` runs on --out.)"""
+    from riskcalc.cli.shared.outputs import make_folder
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^--out -: give a folder name"):
+        make_folder("-", "--out")
+    assert list(tmp_path.iterdir()) == []

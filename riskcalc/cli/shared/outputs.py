@@ -98,6 +98,9 @@ def make_folder(path, option: str) -> None:
     ``option``."""
     if not str(path).strip():
         raise ValueError(f"{option} needs a folder name, got an empty one")
+    if str(path).strip() == "-":    # was: a folder named "-" (where the convention says stdout)
+        raise ValueError(f"{option} -: give a folder name ({option} is the folder the files "
+                         "are written to, not stdout)")
     if os.path.exists(path) and not os.path.isdir(path):
         # makedirs said only "File exists" (--out /dev/null, --out an input file).
         raise ValueError(f"{option} {path}: exists and is not a folder (a file or a device); "
