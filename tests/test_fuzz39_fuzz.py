@@ -113,3 +113,16 @@ def test_figures_out_dash_is_no_folder_name(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"^--out -: give a folder name"):
         make_folder("-", "--out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cached_replicate_holding_nan_reruns():
+    """F8: a ``sweep --cache`` record whose result held ``NaN`` (JSON's token, an edited or
+    damaged file) was taken as a finished replicate: the row's simulated bias came out empty
+    (NaN) and "not in the 95% interval". No replicate returns NaN: it now reruns, as a record
+    of another layout does."""
+    from montecarlo.replicates import valid_replicate
+
+    task = {"tunings": [0.1]}
+    good = {"bias": [0.5], "variance": [0.2], "risk": [float("inf")], "n": 50}
+    assert valid_replicate(task, good)
+    assert not valid_replicate(task, {**good, "bias": [float("nan")]})
