@@ -126,3 +126,16 @@ def test_a_cached_replicate_holding_nan_reruns():
     good = {"bias": [0.5], "variance": [0.2], "risk": [float("inf")], "n": 50}
     assert valid_replicate(task, good)
     assert not valid_replicate(task, {**good, "bias": [float("nan")]})
+
+
+def test_check_method_extrapolates_what_each_size_realizes():
+    """F9: ``check-method ftfa --spectrum identity --d 25 --gamma 3`` FAILed a closed form:
+    d = 25 simulates d / n = 25 / 8 = 3.125 and 2d = 50 / 17 = 2.94, whose exact biases 0.68
+    and 0.66 extrapolated to 0.64 against 0.68 (two-point:1,4,0.3 at d = 25 likewise, rtfa's
+    bias and risk). Each mean is now taken less its own prediction before extrapolating."""
+    from montecarlo.registry_checks import run_checks
+
+    rows = run_checks("ftfa", gamma=3.0, spectrum=(("identity", None),), d=25, reps=3)
+    bias = next(r for r in rows if r["check"] == "simulation bias")
+    assert bias["ok"] and bias["predicted"] == pytest.approx(2 / 3, rel=1e-12)
+    assert bias["simulated"] == pytest.approx(2 / 3, rel=1e-9)
