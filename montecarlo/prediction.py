@@ -140,18 +140,26 @@ def simulated_ratio(spec: ClientSpec, setting: Setting):
 
 def simulated_spectrum(spec: ClientSpec, d: int):
     """(spec with the spectrum of the d eigenvalues a simulation at dimension ``d`` realizes,
-    and a note saying so), or (spec, None) where that is the spectrum asked.
+    and a note saying so), or (spec, None) where that is the spectrum asked
+    (``realized_spectrum``).
 
-    ``montecarlo.linear.instances`` samples Sigma with ``Spectrum.eigenvalues(d)``, the
-    (j - 1/2)/d quantiles of H, and gives each eigenvalue present the signal's share G(s) asked.
     As the ratios d / n_j (``simulated_ratios``), the limit is taken at what is simulated:
     two-point:1,4,0.01 at d = 40 simulated Sigma = 4 I (bias exactly 2) against the limit at
     the spectrum asked (1.976, "not in the 95% interval"), where the logistic family already
     predicted at the realized spectrum (``montecarlo.logistic.pipeline.simulated_spectrum``).
     """
-    spectrum = spec.spectrum
+    real, note = realized_spectrum(spec.spectrum, d)
+    return (spec, None) if note is None else (replace(spec, spectrum=real), note)
+
+
+def realized_spectrum(spectrum, d: int):
+    """(the spectrum of the d eigenvalues a simulation at dimension ``d`` realizes, a note
+    saying so), or (``spectrum``, None) where that is the spectrum asked (None: Sigma = I).
+    ``montecarlo.linear.instances`` samples Sigma with ``Spectrum.eigenvalues(d)``, the
+    (j - 1/2)/d quantiles of H, and gives each eigenvalue present the signal's share G(s)
+    asked; so do the rounds' simulations (``montecarlo.linear.rounds_inputs``)."""
     if spectrum is None or spectrum.is_identity:
-        return spec, None
+        return spectrum, None
     atoms, counts = np.unique(spectrum.eigenvalues(d), return_counts=True)
     present = np.isin(spectrum.atoms, atoms)
     weights = counts / d
@@ -159,13 +167,12 @@ def simulated_spectrum(spec: ClientSpec, d: int):
             not spectrum.signal_is_uniform and spectrum.signal_weights[~present].any()):
         # A signal direction not uniform that puts weight on an eigenvalue d cannot realize
         # is refused by the simulation itself (``instances._signal_groups``), with its reason.
-        return spec, None
+        return spectrum, None
     real = Spectrum(atoms, weights=weights, signal_weights=None if spectrum.signal_is_uniform
                     else spectrum.signal_weights[present])
-    return replace(spec, spectrum=real), (
-        f"predicted at the d = {d} eigenvalues the simulation realizes (the (j - 1/2)/d "
-        f"quantiles of {spectrum.describe()}: {real.describe()}); a d at which every weight "
-        "is a multiple of 1/d simulates the spectrum itself")
+    return real, (f"predicted at the d = {d} eigenvalues the simulation realizes (the (j - "
+                  f"1/2)/d quantiles of {spectrum.describe()}: {real.describe()}); a d at "
+                  "which every weight is a multiple of 1/d simulates the spectrum itself")
 
 
 def simulated_spec(spec: ClientSpec, setting: Setting):

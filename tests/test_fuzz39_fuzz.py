@@ -139,3 +139,19 @@ def test_check_method_extrapolates_what_each_size_realizes():
     bias = next(r for r in rows if r["check"] == "simulation bias")
     assert bias["ok"] and bias["predicted"] == pytest.approx(2 / 3, rel=1e-12)
     assert bias["simulated"] == pytest.approx(2 / 3, rel=1e-9)
+
+
+def test_compare_along_the_rounds_predicts_at_the_simulated_spectrum(capsys):
+    """F10: F1 along the rounds: ``compare fedavg --rounds 0 ... --spectrum two-point:1,4,0.01
+    --d 20`` simulated Sigma = 4 I (the zero model's risk (signal^2 + r^2) 4 = 8) against a
+    prediction at the spectrum asked, 7.94."""
+    import json
+
+    code, out, err = run_cli(["compare", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma",
+                              "0.5", "--d", "20", "--reps", "2", "--no-progress", "--rounds",
+                              "0", "--local-steps", "inf", "--signal", "1", "--spectrum",
+                              "two-point:1,4,0.01", "--json"], capsys)
+    assert code == 0, err
+    row = json.loads(out)[0]
+    assert row["predicted"]["risk"] == pytest.approx(8.0, rel=1e-12)
+    assert row["simulated"]["risk"] == pytest.approx(8.0, rel=1e-12)
