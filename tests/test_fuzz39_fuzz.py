@@ -155,3 +155,13 @@ def test_compare_along_the_rounds_predicts_at_the_simulated_spectrum(capsys):
     row = json.loads(out)[0]
     assert row["predicted"]["risk"] == pytest.approx(8.0, rel=1e-12)
     assert row["simulated"]["risk"] == pytest.approx(8.0, rel=1e-12)
+
+
+def test_diverging_steps_simulate_zero_where_nothing_drives_the_error():
+    """F11: ``compare ftfa --r 0 --sigma 0 --steps 2000 --step-size 10``: the limit is 0 (the
+    fine-tuning starts at theta_i and sees no noise), the simulation printed overflow: 0 * inf
+    was NaN, mapped to inf. With r = 0 (sigma = 0) the simulated bias (variance) is 0."""
+    c = montecarlo.compare("ftfa", gamma=2.0, r=0.0, sigma=0.5, d=20, reps=2, steps=400,
+                           step_size=10.0)
+    assert c.summary["bias"]["mean"] == 0.0 and c.summary["bias"]["inside"]
+    assert c.summary["variance"]["mean"] == float("inf")
