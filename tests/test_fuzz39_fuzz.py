@@ -165,3 +165,15 @@ def test_diverging_steps_simulate_zero_where_nothing_drives_the_error():
                            step_size=10.0)
     assert c.summary["bias"]["mean"] == 0.0 and c.summary["bias"]["inside"]
     assert c.summary["variance"]["mean"] == float("inf")
+
+
+def test_a_diverging_rounds_simulation_without_signal_or_noise_stays_at_zero():
+    """F12: FedAvg's rounds at --local-step-size 10 (the round map diverges) with r = sigma =
+    signal = 0: every model stays at 0 = theta_j, but the simulation printed overflow (0 * inf
+    in its traces, NaN, mapped to inf for all but a noiseless variance)."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    sim = simulate_rounds("fedavg", gamma=[2.0, 2.0, 2.0], r=[0.0] * 3, sigma=[0.0] * 3,
+                          signal=0.0, rounds=[300], local_steps=1, step_size=10.0, d=20,
+                          reps=2, progress=False)
+    assert sim.risk[0, 0] == 0.0 and sim.bias[0, 0] == 0.0
