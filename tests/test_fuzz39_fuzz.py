@@ -177,3 +177,24 @@ def test_a_diverging_rounds_simulation_without_signal_or_noise_stays_at_zero():
                           signal=0.0, rounds=[300], local_steps=1, step_size=10.0, d=20,
                           reps=2, progress=False)
     assert sim.risk[0, 0] == 0.0 and sim.bias[0, 0] == 0.0
+
+
+def test_compare_stops_at_max_minutes_whatever_its_estimate(monkeypatch, capsys):
+    """F13: compare's --max-minutes estimate counts the simulation only, and nothing stopped
+    the prediction: a finite-M maml_fl limit of 41 distinct clients under powerlaw:1,200 ran
+    30 s past --max-minutes 0.2 (12 s), where predict stops at 12 s. A slow prediction now
+    stops at the limit, nothing printed."""
+    import time
+
+    import montecarlo.compare as mc
+
+    def slow(*args, **kwargs):
+        time.sleep(5)
+
+    monkeypatch.setattr(mc, "predicted", slow)
+    code, out, err = run_cli(["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--d", "20", "--reps", "2", "--no-progress", "--max-minutes",
+                              "0.005"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: stopped at the --max-minutes limit (0.3 s) before the "
+                          "comparison was ready; nothing was printed")
