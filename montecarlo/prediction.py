@@ -20,6 +20,7 @@ from montecarlo.linear.instances import Setting, client_params, client_spectra, 
 from riskcalc.linear import finite_clients
 from riskcalc.linear.steps import finite_clients as finite_clients_steps, limits as finite_steps
 from riskcalc.linear.model import ClientSpec
+from riskcalc.spectrum import Spectrum
 
 
 def predicted(spec: ClientSpec, route: str, steps, step_size,
@@ -28,11 +29,11 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
     when given and covered by ``riskcalc.linear.steps.limits``, else at convergence (with a note
     when steps were asked for). With a federated global model (``setting``) the finite-M limit
     where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
-    moved = None
+    moved = ()
     if setting is not None:         # the others' ratios move in the finite-M limits
-        spec, moved = simulated_ratio(spec, setting)
+        spec, moved = simulated_spec(spec, setting)
     limit = _predicted(spec, route, steps, step_size, setting)
-    return limit if moved is None else replace(limit, notes=limit.notes + (moved,))
+    return replace(limit, notes=limit.notes + moved) if moved else limit
 
 
 def _predicted(spec: ClientSpec, route: str, steps, step_size, setting) -> riskcalc.LimitResult:
@@ -135,6 +136,51 @@ def simulated_ratio(spec: ClientSpec, setting: Setting):
     asked = client_params(spec, setting)[0] if federated(spec, setting) else [spec.gamma]
     ratios, note = simulated_ratios(setting.d, asked)
     return (spec, None) if note is None else (replace(spec, gamma=ratios[0]), note)
+
+
+def simulated_spectrum(spec: ClientSpec, d: int):
+    """(spec with the spectrum of the d eigenvalues a simulation at dimension ``d`` realizes,
+    and a note saying so), or (spec, None) where that is the spectrum asked
+    (``realized_spectrum``).
+
+    As the ratios d / n_j (``simulated_ratios``), the limit is taken at what is simulated:
+    two-point:1,4,0.01 at d = 40 simulated Sigma = 4 I (bias exactly 2) against the limit at
+    the spectrum asked (1.976, "not in the 95% interval"), where the logistic family already
+    predicted at the realized spectrum (``montecarlo.logistic.pipeline.simulated_spectrum``).
+    """
+    real, note = realized_spectrum(spec.spectrum, d)
+    return (spec, None) if note is None else (replace(spec, spectrum=real), note)
+
+
+def realized_spectrum(spectrum, d: int):
+    """(the spectrum of the d eigenvalues a simulation at dimension ``d`` realizes, a note
+    saying so), or (``spectrum``, None) where that is the spectrum asked (None: Sigma = I).
+    ``montecarlo.linear.instances`` samples Sigma with ``Spectrum.eigenvalues(d)``, the
+    (j - 1/2)/d quantiles of H, and gives each eigenvalue present the signal's share G(s)
+    asked; so do the rounds' simulations (``montecarlo.linear.rounds_inputs``)."""
+    if spectrum is None or spectrum.is_identity:
+        return spectrum, None
+    atoms, counts = np.unique(spectrum.eigenvalues(d), return_counts=True)
+    present = np.isin(spectrum.atoms, atoms)
+    weights = counts / d
+    if present.all() and np.allclose(weights, spectrum.weights, rtol=1e-9, atol=0.0) or (
+            not spectrum.signal_is_uniform and spectrum.signal_weights[~present].any()):
+        # A signal direction not uniform that puts weight on an eigenvalue d cannot realize
+        # is refused by the simulation itself (``instances._signal_groups``), with its reason.
+        return spectrum, None
+    real = Spectrum(atoms, weights=weights, signal_weights=None if spectrum.signal_is_uniform
+                    else spectrum.signal_weights[present])
+    return real, (f"predicted at the d = {d} eigenvalues the simulation realizes (the (j - "
+                  f"1/2)/d quantiles of {spectrum.describe()}: {real.describe()}); a d at "
+                  "which every weight is a multiple of 1/d simulates the spectrum itself")
+
+
+def simulated_spec(spec: ClientSpec, setting: Setting):
+    """(spec at the ratio d / n and the spectrum a simulation of ``setting`` realizes, the
+    notes saying where they moved): ``simulated_ratio`` and ``simulated_spectrum``."""
+    spec, moved = simulated_ratio(spec, setting)
+    spec, spread = simulated_spectrum(spec, setting.d)
+    return spec, tuple(note for note in (moved, spread) if note)
 
 
 def realized(setting: Setting, gam):

@@ -90,10 +90,13 @@ def replicate_task(task: dict) -> dict:
 def valid_replicate(task: dict, result) -> bool:
     """Whether a cached ``result`` has the layout ``replicate_task`` returns for ``task``:
     lists ``bias``, ``variance``, ``risk`` of one number per tuning value and the integer
-    ``n`` (``run_tasks(valid=)``: another layout reruns; it was a traceback, or NaN rows)."""
+    ``n`` (``run_tasks(valid=)``: another layout reruns; it was a traceback, or NaN rows).
+    A NaN, which no replicate returns (diverging steps are inf), is no number either: JSON's
+    ``NaN`` in an edited record was taken, an empty simulated mean in the rows (fuzz39 fuzz
+    F8)."""
     def numbers(v):
         return isinstance(v, list) and len(v) == len(task["tunings"]) and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            isinstance(x, (int, float)) and not isinstance(x, bool) and x == x for x in v)
 
     return isinstance(result, dict) and all(numbers(result.get(q)) for q in QUANTITIES) \
         and isinstance(result.get("n"), int) and not isinstance(result["n"], bool)

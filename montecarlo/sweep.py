@@ -14,6 +14,7 @@ import csv
 import itertools
 import json
 import numbers
+import os
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -26,7 +27,7 @@ from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_ru
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
-from montecarlo.prediction import predicted, simulated_ratio
+from montecarlo.prediction import predicted, simulated_spec
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
@@ -91,8 +92,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         ``ClientSpec``.
     setting : Setting
         d, clients, global model, distributions.
-    spectrum : Spectrum, optional
-        Covariance spectrum (None: identity).
+    spectrum : Spectrum or SPEC str, optional
+        Covariance spectrum (None: identity), as in ``ClientSpec``.
     reps, seed, kind, steps, step_size, route
         As in ``montecarlo.compare.compare``.
     n_jobs, scheduler, progress, cache
@@ -174,7 +175,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
-    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
                                          **{info.signal: sig, **({tune: tunings} if tune else {})}),
                               setting, route, plan["steps"], plan["step_size"], tunings)
                       for g, sig, s in points]
@@ -190,10 +191,13 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}
     grids = {k: grid_values(k, v) for k, v in given.items()}
     tune = info.tuning
-    # Validate every grid value once, through the same ClientSpec the simulation uses.
-    ClientSpec(method, gamma=grid_values("gamma", gamma), sigma=grid_values("sigma", sigma),
-               spectrum=spectrum, **{k: (None if v is None else grids[k])
-                                     for k, v in given.items()})
+    # Validate every grid value once, through the same ClientSpec the simulation uses; the
+    # spectrum as it reads it (a SPEC string, read by compare, was a Spectrum to the rows'
+    # label: AttributeError after the whole grid had been simulated; fuzz39 fuzz F3).
+    spectrum = ClientSpec(method, gamma=grid_values("gamma", gamma),
+                          sigma=grid_values("sigma", sigma), spectrum=spectrum,
+                          **{k: (None if v is None else grids[k])
+                             for k, v in given.items()}).spectrum
     check_memory(setting, grid_values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(grid_values("gamma", gamma), grids[info.signal],
@@ -265,9 +269,9 @@ def _limits(spec, setting, route, steps, step_size, tunings):
             "with the converged limit silently; compare notes it, or leave out steps")
     if steps is None and (setting.global_model != "federated"
                           or not get_estimator(spec.method).centered):
-        at, moved = simulated_ratio(spec, setting)     # the one vectorized solve
+        at, moved = simulated_spec(spec, setting)     # the one vectorized solve
         limit = riskcalc.spec_limit(at, route=route)
-        return replace(limit, notes=limit.notes + ((moved,) if moved else ()))
+        return replace(limit, notes=limit.notes + moved)
     tune = spec.info.tuning
     each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
                       setting) for t in tunings]
@@ -280,11 +284,18 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     """Write sweep rows as CSV or JSON lines; ``fmt`` defaults from the extension
     (``.jsonl``/``.json`` in either case -> jsonl, as on the command line, otherwise csv).
     Returns the format used. No rows is a ValueError, before the file is opened; the file is
-    written atomically (``riskcalc._files.atomic``): complete, or as it was."""
+    written atomically (``riskcalc._files.atomic``): complete, or as it was. ``rows`` may be
+    any iterable of dicts, their numbers numpy scalars (a generator, a numpy int64 and a folder
+    for ``path`` were TypeErrors and an IsADirectoryError naming the temporary file; fuzz39
+    fuzz F4)."""
     path = str(path)
     fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a folder, expected a file path")
+    rows = [{k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}
+            for row in rows]
     if not len(rows):
         raise ValueError(f"rows is empty: nothing to write to {path} (a sweep gives a row per "
                          "grid point and tuning)")

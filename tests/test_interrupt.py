@@ -15,8 +15,11 @@ from riskcalc.cli import main
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 
-# What each verb says on Ctrl-C is true of that verb: only sweep and simulate have --cache.
-ERROR = "error: interrupted; finished tasks are kept in the --cache file, if one was given"
+# What each verb says on Ctrl-C is true of that verb: only sweep and simulate have --cache,
+# named when given (fuzz39 fuzz F2).
+ERROR = "error: interrupted; finished tasks are kept in {}: the same command resumes from it"
+NO_CACHE = ("error: interrupted; nothing is kept: give --cache FILE to keep finished tasks and "
+            "resume")
 NOTHING_KEPT = "error: interrupted"
 
 
@@ -41,8 +44,10 @@ def test_interrupted_run_keeps_finished_tasks_and_resumes(tmp_path):
     ("advise --clients-file x.json", NOTHING_KEPT),
     ("compare ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
     ("check --paper 003", NOTHING_KEPT),
-    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5", ERROR),
-    ("simulate paper000-fig1 --out s.csv", ERROR),
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5", NO_CACHE),
+    ("simulate paper000-fig1 --out s.csv", NO_CACHE),
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --cache c.jsonl", ERROR.format("c.jsonl")),
+    ("simulate paper000-fig1 --out s.csv --cache=k.jsonl", ERROR.format("k.jsonl")),
     ("figures --all --out d", "error: interrupted; figures already built are complete, and "
      "finished simulations are kept in DIR/.cache (unless --no-cache): a rerun resumes"),
     # A plugin file named like a verb is not the verb.
@@ -105,7 +110,7 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "Traceback" not in err
-    assert err.replace("\r", "\n").strip().splitlines()[-1] == ERROR
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == ERROR.format(cache)
     finished = len(load_cache(cache))
     assert 1 <= finished < 8000
     deadline = time.monotonic() + 30

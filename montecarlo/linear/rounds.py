@@ -136,9 +136,14 @@ def rounds_task(task: dict) -> dict:
         # A diverging iteration overflows to inf - inf = NaN in the traces (was: "nan" printed
         # as the simulated risk at --global-step 1e300): every quantity is a nonnegative form,
         # so the overflow is +inf, the variance 0 without noise, as the limit has it
-        # (``riskcalc.linear.dynamics.fedavg.settle``).
+        # (``riskcalc.linear.dynamics.fedavg.settle``); and the bias 0 without signal (every
+        # model stays at 0 = theta_j: overflow was printed for r = sigma = signal = 0; fuzz39
+        # fuzz F12), every quantity 0 without either.
+        quiet, noiseless = task["signal"] == 0 and not np.any(r > 0), not np.any(sigma > 0)
         for k, v in vals.items():
-            v[np.isnan(v)] = 0.0 if k == "variance" and not np.any(sigma > 0) else np.inf
+            zero = noiseless if k == "variance" else quiet if k == "bias" else (
+                quiet and noiseless)
+            v[np.isnan(v)] = 0.0 if zero else np.inf
     return {**{k: v.tolist() for k, v in vals.items()},
             "contraction": out["contraction"], "measure": kind}
 

@@ -164,11 +164,12 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
 
 
 #: What a Ctrl-C leaves behind, per verb: joblib has already stopped the workers, and
-#: ``montecarlo.runner.tasks.run_tasks`` has written every finished task to its cache. A verb
-#: not listed keeps nothing.
+#: ``montecarlo.runner.tasks.run_tasks`` has written every finished task to its cache, named
+#: (``_kept``; was "the --cache file, if one was given", also when none was). A verb not listed
+#: keeps nothing.
 INTERRUPTED = {
-    "sweep": "finished tasks are kept in the --cache file, if one was given",
-    "simulate": "finished tasks are kept in the --cache file, if one was given",
+    "sweep": "finished tasks are kept in {cache}: the same command resumes from it",
+    "simulate": "finished tasks are kept in {cache}: the same command resumes from it",
     "figures": "figures already built are complete, and finished simulations are kept in "
                "DIR/.cache (unless --no-cache): a rerun resumes",
 }
@@ -179,9 +180,21 @@ def main(argv=None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt:
-        kept = INTERRUPTED.get(_command(argv))
+        kept = _kept(argv)
         sys.stderr.write("\nerror: interrupted" + (f"; {kept}" if kept else "") + "\n")
         return 130
+
+
+def _kept(argv: list):
+    """What ``INTERRUPTED`` says for the verb of ``argv``, its ``--cache`` file named, or that
+    nothing is kept where none was given."""
+    kept = INTERRUPTED.get(_command(argv))
+    if kept is None or "{cache}" not in kept:
+        return kept
+    given = [b for a, b in zip(argv, argv[1:]) if a == "--cache"] + [
+        a.split("=", 1)[1] for a in argv if a.startswith("--cache=")]
+    return (kept.format(cache=given[-1]) if given else
+            "nothing is kept: give --cache FILE to keep finished tasks and resume")
 
 
 def _command(argv: list):

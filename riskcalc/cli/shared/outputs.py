@@ -34,6 +34,10 @@ def check_writable(path, option: str, dash: bool = False) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
+    if str(path).endswith(("/", os.sep)):
+        # A folder's name: its parent passed, and the write failed after the work, "Not a
+        # directory" naming the temporary file (fuzz39 fuzz F6).
+        raise ValueError(f"{option} {path}: ends in '/', a folder's name; give a file path")
     if not os.path.isdir(folder):
         # A file where the folder should be was "folder ... does not exist", though it does.
         raise ValueError(f"{option} {path}: " + (
@@ -94,6 +98,9 @@ def make_folder(path, option: str) -> None:
     ``option``."""
     if not str(path).strip():
         raise ValueError(f"{option} needs a folder name, got an empty one")
+    if str(path).strip() == "-":    # was: a folder named "-" (where the convention says stdout)
+        raise ValueError(f"{option} -: give a folder name ({option} is the folder the files "
+                         "are written to, not stdout)")
     if os.path.exists(path) and not os.path.isdir(path):
         # makedirs said only "File exists" (--out /dev/null, --out an input file).
         raise ValueError(f"{option} {path}: exists and is not a folder (a file or a device); "
