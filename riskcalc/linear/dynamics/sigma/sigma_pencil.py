@@ -215,7 +215,10 @@ class SigmaPencil:
         values are not solutions) and flagged in a fourth output instead of an error."""
         z = nodes(path[0])
         failed = np.zeros(z.size, bool)
-        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
+        # A copy of tau0: Newton's steps below write into tau (the caller's may be a view of
+        # a kept solution, ``pencil_edges._real_step``).
+        tau = (np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None
+               else np.array(tau0, complex))
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
@@ -225,19 +228,26 @@ class SigmaPencil:
             if np.max(np.abs(res)) <= 1e-9 * np.max(np.abs(tau)):
                 break
         size, zb = self.M * self.K ** 2, self.zblocks
-        C = None                # with G: the pencil at (z, tau) once a stage has solved there
+        # With C and G: the residual at (z, tau) once computed there, None once tau or z moved.
+        # A stage that does not move (the path's first) takes it up, and forms its Jacobian
+        # only for a Newton step (from tau0 at a solution: none): one residual and one
+        # Jacobian per solve fewer, the same arithmetic.
+        res = C = None
         for t in path:
             zn = nodes(t)
             if C is None:
-                _, C, G = self.residual(z, tau)
-            inv = np.linalg.inv(self._jacobian(C, G))
-            # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat Z Ghat.
-            dG = -G[:, :, :, zb] @ G[:, :, zb, :]
-            dres = -self.own_mean(self.own_blocks(dG))
-            step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
-            tau, z = tau + step.reshape(tau.shape), zn
-            for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
+            inv = None
+            if np.any(zn != z):
+                inv = np.linalg.inv(self._jacobian(C, G))
+                # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat Z Ghat.
+                dG = -G[:, :, :, zb] @ G[:, :, zb, :]
+                dres = -self.own_mean(self.own_blocks(dG))
+                step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
+                tau, z, res = tau + step.reshape(tau.shape), zn, None
+            for it in range(_NEWTON_ITER):
+                if res is None:
+                    res, C, G = self.residual(z, tau)
                 # Per node: the nodes already at rounding are left alone.
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
                     1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
@@ -246,15 +256,17 @@ class SigmaPencil:
                 if tolerant and it == _NEWTON_ITER - 1:
                     failed |= act
                     break
+                if inv is None:     # at the stage's start (it = 0): its (C, G)
+                    inv = np.linalg.inv(self._jacobian(C, G))
                 if act.all():       # every node (one node always): no copies of G's nodes
                     if it % 3 == 2:
                         inv = np.linalg.inv(self._jacobian(C, G))
-                    tau = tau - (inv @ res.reshape(-1, size, 1)).reshape(tau.shape)
+                    tau, res = tau - (inv @ res.reshape(-1, size, 1)).reshape(tau.shape), None
                     continue
                 if it % 3 == 2:            # chord steps between Jacobian updates
                     inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
                 step = inv[act] @ res[act].reshape(-1, size, 1)
-                tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
+                tau[act], res = tau[act] - step.reshape(-1, self.M, self.K, self.K), None
             else:
                 raise SolverError(f"{self.what}: Newton's method on the pencil did not "
                                   f"converge (t = {t:.3g})")
