@@ -1,0 +1,14 @@
+"""Issue 32, fuzz39 (logi): what this fuzz found, each test failing before."""
+import pytest
+
+from tests.helpers import run_cli
+
+
+def test_sweep_local_ridge_notes_that_global_lam_plays_no_part(capsys):
+    # F1 (session 38's leftover 6): predict noted it, the logistic sweep dropped every
+    # prediction's notes (its rows' global_lam column empty, nothing said).
+    code, _, err = run_cli(["sweep", "local_ridge", "--model", "logistic", "--lam", "2",
+                            "--gamma", "2", "--signal", "0.5", "--r", "0.5", "--global",
+                            "federated", "--clients", "2", "--global-lam", "0.1", "--d", "4",
+                            "--reps", "2", "--no-progress"], capsys)
+    assert code == 0 and "note: local_ridge uses no global model: global_lam" in err
