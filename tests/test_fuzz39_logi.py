@@ -12,3 +12,15 @@ def test_sweep_local_ridge_notes_that_global_lam_plays_no_part(capsys):
                             "federated", "--clients", "2", "--global-lam", "0.1", "--d", "4",
                             "--reps", "2", "--no-progress"], capsys)
     assert code == 0 and "note: local_ridge uses no global model: global_lam" in err
+
+
+def test_the_simulator_reads_an_integral_float_target_as_the_limits_do():
+    # F2 (session 38's leftover 6): logistic_clients_limit(target=1.0) answered for client 1
+    # (positive_int: an integral float is the integer, as d = 4.0 is here) while the simulator
+    # refused target=1.0 ("must be an integer").
+    from montecarlo.logistic import pipeline
+
+    kw = dict(gammas=[2.0, 2.0], rs=[0.5, 0.5], signal=0.5, lams=[2.0], global_lam=0.1, d=4,
+              seed=0, rep=0)
+    assert pipeline.simulate_replicate(target=1.0, **kw) == \
+        pipeline.simulate_replicate(target=1, **kw)
