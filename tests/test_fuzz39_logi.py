@@ -24,3 +24,13 @@ def test_the_simulator_reads_an_integral_float_target_as_the_limits_do():
               seed=0, rep=0)
     assert pipeline.simulate_replicate(target=1.0, **kw) == \
         pipeline.simulate_replicate(target=1, **kw)
+
+
+@pytest.mark.parametrize("method", ["pfedme", "fedprox"])
+def test_pfedme_at_lam_zero_names_the_option(method, capsys):
+    # F3 (session 38's leftover 6): "error: lam must lie in (0, inf), got 0.0" named no option.
+    code, _, err = run_cli(["predict", method, "--model", "logistic", "--lam", "0", "--gamma",
+                            "1", "--signal", "1", "--r", "1", "--clients", "3", "--global-lam",
+                            "0.1"], capsys)
+    assert code == 2 and err.startswith("error: --lam 0: METHOD pfedme needs --lam > 0")
+    assert len(err.strip().splitlines()) == 1
