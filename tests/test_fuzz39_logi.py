@@ -34,3 +34,35 @@ def test_pfedme_at_lam_zero_names_the_option(method, capsys):
                             "0.1"], capsys)
     assert code == 2 and err.startswith("error: --lam 0: METHOD pfedme needs --lam > 0")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_ridge_fits_around_a_far_centre_to_a_tolerance_of_its_scale():
+    # F4 (session 38's leftover 6): prox stopped at an absolute gradient tolerance max(1e-10,
+    # 1e-15 lam), below the rounding of lam (w - c) once the centre's norm times lam passed
+    # ~1e6: centre norm 1e4 at lam 1e3 "did not converge". Checked here against the fit solved
+    # in the shift w - c (no rounding at the centre's scale); centre_scale past 1e150 (squared
+    # distances overflow: risk inf) is refused.
+    import numpy as np
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    from montecarlo.logistic import ridge
+    from montecarlo.runner.seeding import replicate_rng
+
+    lam, scale = 1e3, 1e4
+    out = ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[lam], d=6, seed=0,
+                                   rep=0, centre_scale=scale)
+    rng = replicate_rng(0, 0, 0)
+    w0 = rng.standard_normal(6)
+    w0 /= np.linalg.norm(w0)
+    u = rng.standard_normal(6)
+    w_i, c = w0 + 0.5 * u / np.linalg.norm(u), scale * w0
+    X = replicate_rng(0, 0, 1).standard_normal((1, 6, 6))[0]
+    y = np.where(replicate_rng(0, 0, 2).random((1, 6))[0] < expit(X @ w_i), 1.0, -1.0)
+    shift = minimize(lambda e: np.mean(np.logaddexp(0, -y * (X @ (c + e)))) + lam / 2 * e @ e,
+                     np.zeros(6), jac=lambda e: -X.T @ (y * expit(-y * (X @ (c + e)))) / 6
+                     + lam * e, method="BFGS", options={"gtol": 1e-14}).x
+    assert out["risk"][0] == pytest.approx(np.sum((c + shift - w_i) ** 2), rel=1e-12)
+    with pytest.raises(ValueError, match=r"^centre_scale must lie in \[-1e\+150, 1e\+150\]"):
+        ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[lam], d=6, seed=0,
+                                 rep=0, centre_scale=1e160)
