@@ -66,3 +66,16 @@ def test_ridge_fits_around_a_far_centre_to_a_tolerance_of_its_scale():
     with pytest.raises(ValueError, match=r"^centre_scale must lie in \[-1e\+150, 1e\+150\]"):
         ridge.simulate_replicate(gamma=1.0, signal=1.0, r=0.5, lams=[lam], d=6, seed=0,
                                  rep=0, centre_scale=1e160)
+
+
+def test_local_ridge_at_finite_clients_runs_the_quadrature_ladder():
+    # F5 (session 38's leftover 6): local ridge at finite M (also rtfa at lam = 0) took the
+    # first rule's root without the ladder's accuracy check: 5.6e-9 (relative risk) off the
+    # same limit without clients, which the 126- and 190-node rules confirm to 3e-11.
+    import riskcalc
+
+    kw = dict(gamma=0.5, signal=2, r=0.5, lam=0.05, method="local_ridge")
+    oracle = riskcalc.logistic_limit(**kw)
+    for m in (1, 3):
+        assert riskcalc.logistic_limit(clients=m, **kw).risk == pytest.approx(oracle.risk,
+                                                                              rel=1e-12)
