@@ -79,3 +79,14 @@ def test_local_ridge_at_finite_clients_runs_the_quadrature_ladder():
     for m in (1, 3):
         assert riskcalc.logistic_limit(clients=m, **kw).risk == pytest.approx(oracle.risk,
                                                                               rel=1e-12)
+
+
+def test_logistic_advise_says_why_it_ranks_by_the_euclidean_error():
+    # (c) (session 38's leftover 6, a decision): under a spectrum the logistic advise ranks by
+    # the Euclidean risk, the linear one by the Sigma-weighted: kept (the logistic papers'
+    # estimation error is Euclidean), and the criterion printed and in the JSON now says so.
+    from riskcalc.advise.logistic import RANKED_BY
+
+    assert RANKED_BY.startswith("the mean over the clients of risk = ||w_hat - w_j||^2")
+    assert all(k in RANKED_BY for k in ("Euclidean", "paper", "000 Thm 8", "004 Sec. 3",
+                                        "sigma_risk"))
