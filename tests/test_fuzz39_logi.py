@@ -123,3 +123,13 @@ def test_pfedme_over_many_clients_is_refused_before_any_work(clients, spectrum, 
                        rf"clients: .*{why}"):
         riskcalc.logistic_limit(gamma=1, r=0.5, signal=1, lam=0.5, global_lam=0.1,
                                 clients=clients, method="pfedme", spectrum=spectrum)
+
+
+def test_sweep_pfedme_at_lam_zero_does_not_send_the_user_to_predict(capsys):
+    # F8: sweep pfedme --lam 0,1 said "predict gives the lam = 0 limit", which predict refuses
+    # for pfedme (F3): one refusal for the three verbs now.
+    code, _, err = run_cli(["sweep", "fedprox", "--model", "logistic", "--lam", "0,1",
+                            "--gamma", "1", "--signal", "1", "--r", "1", "--global",
+                            "federated", "--clients", "3", "--global-lam", "0.1", "--d", "10",
+                            "--reps", "2"], capsys)
+    assert code == 2 and err.startswith("error: --lam 0: METHOD pfedme needs --lam > 0")

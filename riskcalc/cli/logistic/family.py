@@ -146,11 +146,9 @@ def _problem(args, verb) -> dict:
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to METHOD fedavg (the global model's ridge is "
                          "--global-lam)")
-    if args.method == "pfedme" and args.lam == 0:
-        # Was Python's "lam must lie in (0, inf)", naming no option.
-        raise ValueError("--lam 0: METHOD pfedme needs --lam > 0 (at lam = 0 its joint "
-                         "objective no longer couples the clients to the global model: each is "
-                         "its own unpenalized fit, METHOD local_ridge --lam 0)")
+    from riskcalc.cli.logistic.sweep import pfedme_lams
+
+    pfedme_lams(args.method, [args.lam])
     prob = dict(method=args.method, gamma=args.gamma, signal=args.signal, r=args.r,
                 lam=args.lam, centre=args.centre or "oracle", federated=fed,
                 spectrum=_spectrum(args, verb))
