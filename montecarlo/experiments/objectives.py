@@ -259,8 +259,9 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     in the eigenbasis of ``X_i'X_i/n`` computed once per instance
     (:meth:`ClientLosses.normal_equations`): exact up to rounding, ``W0`` and ``tol`` unused.
     Otherwise damped Newton from the warm start ``W0``, to gradient tolerance
-    ``max(tol, 1e-15 lam)``: the gradient carries the term ``lam (w - v)``, whose rounding error
-    grows with ``lam``.
+    ``max(tol, 1e-15 lam max(1, the largest abs(v_i) entry))``: the gradient carries the term
+    ``lam (w - v)``, whose rounding error grows with ``lam`` and with the scale of ``v`` (an
+    absolute ``1e-15 lam`` failed every fit around a centre of norm 1e4 at lam = 1000).
 
     Returns
     -------
@@ -284,7 +285,9 @@ def _prox(losses, V, lam, W0, tol, derivatives):
     return damped_newton(lambda W: value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
                          lambda W: grad(W) + lam * (W - V),
                          lambda W: hess(W) + lam * np.eye(losses.d),
-                         np.broadcast_to(W0, shape).copy(), max(tol, 1e-15 * lam), "prox")
+                         np.broadcast_to(W0, shape).copy(),
+                         max(tol, 1e-15 * lam * max(1.0, float(np.max(np.abs(V), initial=0.0)))),
+                         "prox")
 
 
 def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: float = 1e-10):

@@ -149,8 +149,8 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     # A public task function: it checked nothing (target 2 of 2 clients an IndexError, -1 the
     # last client, global_lam -1 prox's "set l2 > 0", 5 eigenvalues beside d = 6 numpy's
     # broadcast error, d = 1 and signal -1 answered).
-    gammas, rs, signal, lams, global_lam, d = _checked(gammas, rs, None, signal, lams,
-                                                       global_lam, d, weights, target)
+    gammas, rs, signal, lams, global_lam, d, target = _checked(
+        gammas, rs, None, signal, lams, global_lam, d, weights, target)
     seed, rep = check_seed(seed), positive_int("rep", rep, minimum=0)
     root_s = None if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
@@ -216,7 +216,7 @@ def federation(gamma, r, clients=None):
 
 def _checked(gamma, r, clients, signal, lams, global_lam, d, weights, target):
     """``simulate_pipeline``'s and ``simulate_replicate``'s shared arguments, checked:
-    ``(gammas, rs, signal, lams, global_lam, d)``."""
+    ``(gammas, rs, signal, lams, global_lam, d, target)``."""
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
     # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
@@ -226,10 +226,13 @@ def _checked(gamma, r, clients, signal, lams, global_lam, d, weights, target):
     global_lam = float(as_array("global_lam", global_lam, low=0.0, ndim=0))
     d = positive_int("d", d, minimum=2)
     check_weights(weights)
-    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
-            or not 0 <= target < m:
-        raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
-    return gammas, rs, signal, lams, global_lam, d
+    try:
+        # One rule with the limits (``logistic_clients_limit(target=1.0)`` answered, this
+        # refused it): an integral float is the integer, as for d.
+        target = positive_int("target", target, minimum=0, maximum=m - 1)
+    except ValueError:
+        raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}") from None
+    return gammas, rs, signal, lams, global_lam, d, target
 
 
 def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
@@ -289,8 +292,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     """
     # "no" or 0.5 switched FedProx on (its M proximal solves per step: slow).
     pfedme = flag("pfedme", pfedme) or flag("fedprox", fedprox)
-    gammas, rs, signal, lams, global_lam, d = _checked(gamma, r, clients, signal, lams,
-                                                       global_lam, d, weights, target)
+    gammas, rs, signal, lams, global_lam, d, target = _checked(
+        gamma, r, clients, signal, lams, global_lam, d, weights, target)
     m = len(gammas)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1

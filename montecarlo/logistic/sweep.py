@@ -146,9 +146,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     names = measured_fields(method, federated, spectrum)
     check_reach_all(method, points, others, signal, spectrum, d)
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
-    preds = [_predicted(method, *_simulated_ratios(g, federation(g, rr, m, others), d), rr,
-                        signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
-             for g, rr, m in points]
+    preds, notes = zip(*(_predicted(method, *_simulated_ratios(g, federation(g, rr, m, others),
+                                                                d), rr, signal, lams,
+                                    global_lam, weights, centre, simulated, names, max_seconds)
+                         for g, rr, m in points))
     tasks = _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed,
                    reps, spectrum)
     # Listed once (a cache counts them) and after the time check where no cache is given:
@@ -192,7 +193,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 defined = row[f"predicted_{q}"] is not None and row[f"simulated_{q}"] is not None
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k]) if defined else None
             rows.append(row)
-    return SweepRows(rows)
+    rows = SweepRows(rows)
+    # The predictions' notes, each once (local ridge's "global_lam plays no part" was dropped).
+    rows.notes = tuple(dict.fromkeys(n for point in notes for n in point))
+    return rows
 
 
 def grid(gamma, r, clients=None, others=None) -> list:
@@ -255,9 +259,9 @@ def _simulated_ratios(g, fed, d):
 
 def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,
                names, max_seconds):
-    """``{quantity: array over lams}`` (one entry for fedavg) by direct calls of the public
-    limits, point by point."""
-    out = {q: [] for q in names}
+    """``({quantity: array over lams}, notes)`` (one entry for fedavg) by direct calls of the
+    public limits, point by point; ``notes``: theirs, in order."""
+    out, notes = {q: [] for q in names}, []
     for lam in (lams or [None]):
         if fed is None:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam, centre=centre,
@@ -276,9 +280,11 @@ def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, sp
                                                    max_seconds=max_seconds).as_dict()
             res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL_FIELDS
                        else full.get(q)) for q in names}
+            res["notes"] = full["notes"]
+        notes += res.get("notes") or ()
         for q in names:
             out[q].append(np.nan if res.get(q) is None else float(res[q]))
-    return {q: np.array(v) for q, v in out.items()}
+    return {q: np.array(v) for q, v in out.items()}, notes
 
 
 def _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed, rep,

@@ -18,7 +18,15 @@ limits of ``riskcalc.logistic_clients_limit`` (the CGMT fixed points derived in
 
 Risk is ``||w_hat - w_j||^2`` (``riskcalc.logistic``'s ``risk``); the predicted test
 misclassification rate of every client is reported beside it. Candidates are ranked by the mean
-risk over the clients (as the linear ``riskcalc.advise``), then by the worst client.
+risk over the clients (as the linear ``riskcalc.advise``), then by the worst client. Under a
+covariance spectrum the risk stays Euclidean, where the linear advise ranks by the
+Sigma-weighted risk: each family ranks by the error its papers measure. The logistic papers
+measure the estimation error ``E ||w_hat - w_j||^2`` in the parameters (paper 000, Thm 8 /
+eq. 14, its lower bound; paper 004, Sec. 3, the "local statistical error", also plotted in its
+Fig. 1(a) over features of covariance diag(j^-1.2)); their other risk, paper 000's excess
+risk (Defs 1-2), is in the log-loss, not the misclassification rate. Paper 003's linear risk is
+the prediction error on a fresh x, hence Sigma-weighted. ``sigma_risk``, the Sigma-weighted
+logistic error, is in each candidate's limits, not ranked.
 
 Tuning (derived here; there is no finite-M logistic tuning in ``riskcalc.logistic``, whose
 ``optimal_lambda_logistic`` is the infinite-client oracle): a BOUNDED 1-D search in
@@ -61,7 +69,8 @@ PIPELINES = ("fedavg", "rtfa", "pfedme", "local_ridge")
 #: order the candidates otherwise (local ridge first on risk, last on test error, was shown
 #: without saying which criterion ranked it).
 RANKED_BY = ("the mean over the clients of risk = ||w_hat - w_j||^2 (Euclidean, with or "
-             "without a spectrum), then the worst client's")
+             "without a spectrum: the estimation error of papers 000 Thm 8 and 004 Sec. 3; "
+             "sigma_risk is the Sigma-weighted one), then the worst client's")
 WEIGHTS = ("samples", "uniform")
 #: Tolerance of the bounded search in log(lam) (lam within 5%): the risk is flat to second
 #: order at its minimum.

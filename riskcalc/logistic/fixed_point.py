@@ -165,6 +165,28 @@ def _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline=None):
 
 
 
+def settle(x, kappa, gamma, signal, r, lam, c_e, C, deadline=None):
+    """The accuracy check of a root ``x`` on the ladder's first rule (``solve_fixed_point``):
+    the next finer rule must give the same fixed point to ``QUAD_RTOL``; where it does not
+    (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
+    Returns ``(x, residual, rule)`` on the finer rule of the two that agree.
+
+    Raises
+    ------
+    SolverError
+        The finest level still moves the root.
+    """
+    for nodes in NODES[1:]:
+        x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C,
+                                           deadline=deadline)
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            return x_fine, err, fine
+        x = x_fine
+    raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
+                      f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}"
+                      f", signal = {signal:g}, r = {r:g}, lam = {lam:g})")
+
+
 def _start(kappa, nodes, gamma, lam, c_e, C):
     """First-order large-lam solution: the centre plus a shrunken isotropic part."""
     rule = Rule.at(kappa, nodes, c_e, C)
@@ -332,19 +354,7 @@ def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
                                                      start=start, scale=scale,
                                                      max_seconds=max_seconds)
         start = x
-        # Accuracy check: the next finer rule must give the same fixed point; if it does not
-        # (wide margins or large mu make the integrands vary on a finer scale), move up the
-        # ladder.
-        for nodes in NODES[1:]:
-            x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C,
-                                               deadline=deadline)
-            if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-                break
-            x = x_fine
-        else:
-            raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
-                              f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}"
-                              f", signal = {signal:g}, r = {r:g}, lam = {lam:g})")
+        x_fine, err, fine = settle(x, kappa, gamma, signal, r, lam, c_e, C, deadline)
     except Overtime:
         raise overtime(gamma, signal, r, lam, time.perf_counter() - clock, max_seconds) from None
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))

@@ -147,6 +147,9 @@ def _problem(args, verb) -> dict:
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to METHOD fedavg (the global model's ridge is "
                          "--global-lam)")
+    from riskcalc.cli.logistic.sweep import pfedme_lams
+
+    pfedme_lams(args.method, [args.lam])
     prob = dict(method=args.method, gamma=args.gamma, signal=args.signal, r=args.r,
                 lam=args.lam, centre=args.centre or "oracle", federated=fed,
                 spectrum=_spectrum(args, verb))

@@ -36,6 +36,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
     reps = positive_int("--reps", args.reps, minimum=2)
     seed_integer("--seed", args.seed)
     if args.method != "fedavg":
+        pfedme_lams(args.method, values["lam"])
         simulated_lams(values["lam"], "sweep")
     clients, others = None, None
     if fed:
@@ -74,6 +75,16 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
                           progress=not args.no_progress, cache=args.cache,
                           max_seconds=max_seconds, max_minutes=None, **run)
     return emit(args, rows)
+
+
+def pfedme_lams(method: str, lams) -> None:
+    """Refuse ``--lam 0`` with METHOD pfedme (predict, compare, sweep): predict said Python's
+    "lam must lie in (0, inf)", naming no option, and sweep that "predict gives the lam = 0
+    limit", which it does not for pfedme."""
+    if method == "pfedme" and lams is not None and any(v == 0 for v in lams):
+        raise ValueError("--lam 0: METHOD pfedme needs --lam > 0 (at lam = 0 its joint "
+                         "objective no longer couples the clients to the global model: each is "
+                         "its own unpenalized fit, METHOD local_ridge --lam 0)")
 
 
 def simulated_lams(lams, verb: str) -> None:

@@ -44,8 +44,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
-from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
+from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, _ratio, settle
 from riskcalc.logistic.engine.deadline import by_deadline
 
 
@@ -154,15 +154,10 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=Non
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point: no convergence at lam = {lam:g} "
                           f"(residual {err:.2e})")
-    for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, lam, lam_g, nodes, deadline)
-        nfev += n
-        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-            break
-        x = x_fine
-    else:
-        raise SolverError("FedProx fixed point: quadrature not converged with "
-                          f"the ladder's finest level {NODES[-1]}")
+    x_fine, err, n, fine = settle(
+        lambda x, nodes: _root_resolved(x, fed, lam, lam_g, nodes, deadline), x,
+        "FedProx fixed point")
+    nfev += n
     G = fed.gamma.size
     check_solution_logs(x_fine[G:3 * G], "the FedProx / pFedMe fixed point",
                         gamma=fed.gamma, lam=lam, global_lam=lam_g)

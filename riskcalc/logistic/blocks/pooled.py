@@ -166,6 +166,28 @@ def residuals(x, fed: Federation, lam_g: float, rules):
     return np.concatenate([[w * res_a], w * res_b, [res_q, res_v]])
 
 
+def settle(root_at, x, who: str):
+    """The quadrature ladder: ``root_at(x, nodes)`` (``((x, residual, evaluations), rules)``,
+    as ``gaussian.solve_resolved``) on each level of ``NODES`` in turn, each from the previous
+    level's root, until two consecutive levels agree to ``QUAD_RTOL`` with a residual within
+    ``TOL``. Returns ``(x, residual, evaluations, rules)`` of the finer of the two.
+
+    Raises
+    ------
+    SolverError
+        The finest level still moves the root (``who`` names the fixed point).
+    """
+    nfev = 0
+    for nodes in NODES:
+        (x_fine, err, n), fine = root_at(x, nodes)
+        nfev += n
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            return x_fine, err, nfev, fine
+        x = x_fine
+    raise SolverError(f"{who}: quadrature not converged with the ladder's finest level "
+                      f"{NODES[-1]}")
+
+
 def _root(x0, fed, lam_g, rules, memory=None, maxfev=0):
     if memory is not None:
         out = memory.root(lambda x: residuals(x, fed, lam_g, rules), x0, rules[0].n, TOL)
@@ -259,15 +281,10 @@ def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
             if max_seconds is not None:
                 views = _check_rest(fed, x, views, lams, k, lam_g, max_seconds)
     path_x = x
-    for nodes in NODES:
-        x_fine, err, n = _root_resolved(x, fed, lam_g, nodes, memory)
-        nfev += n
-        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-            break
-        x = x_fine
-    else:
-        raise SolverError("logistic global model: quadrature not converged with "
-                          f"the ladder's finest level {NODES[-1]}")
+    x_fine, err, n, _ = settle(
+        lambda x, nodes: (_root_resolved(x, fed, lam_g, nodes, memory), None), x,
+        "logistic global model")
+    nfev += n
     G = fed.gamma.size
     check_solution_logs(x_fine[G + 1:G + 3], "the logistic global model", gamma=fed.gamma,
                         global_lam=lam_g)

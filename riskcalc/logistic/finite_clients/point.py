@@ -17,7 +17,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import unique_rows
 from riskcalc.logistic.blocks.fedprox import solve_fedprox
 from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
-from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
+from riskcalc.logistic.fixed_point import settle, solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
@@ -100,8 +100,12 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-9)
-        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0,
-                                    max_seconds=left)
+        r = float(fed.r[c])
+        x, _, (k, c_e, C) = solve_fixed_point(gamma, fed.signal, r, lam, scale=0.0,
+                                              max_seconds=left)
+        # The ladder's accuracy check, as without clients (the first rule's root alone was
+        # 5.6e-9 off the finest rules' at gamma 0.5, signal 2, r 0.5, lam 0.05).
+        x, _, _ = settle(x, k, gamma, fed.signal, r, lam, c_e, C, deadline)
         return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0, None
     view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
                       gamma)
@@ -155,6 +159,42 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
            fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
+#: The joint objective couples all M clients (identical ones too): each residual evaluation
+#: inverts and multiplies an M x M resolvent per eigenvalue atom (``blocks.fedprox``,
+#: ``spectrum.fedprox``), measured 5.2e-9 s x atoms x (M^3 + 20 M^2) (10 to 1e5 atoms, M = 5
+#: to 600, within 25%; 1.4-3.8e-9 x M^3 at Sigma = I), with 190-290 evaluations per call
+#: (M = 3, 30), and about four (atoms, M, M) float arrays at once.
+JOINT_SECONDS, JOINT_EVALUATIONS, JOINT_ARRAYS = 5.2e-9, 250, 4
+#: Largest memory of those arrays (as ``operator_subordination.MAX_BYTES``).
+MAX_JOINT_BYTES = 4 * 2 ** 30
+
+
+def check_joint(m: int, method: str, spectrum, max_seconds) -> None:
+    """ValueError, before any work, where pfedme's joint fixed point over ``m`` clients would
+    take beyond ``max_seconds`` (None: no limit) or ``MAX_JOINT_BYTES`` (was: 1000 identical
+    clients ran 54 s and were refused for "norms growing as lam falls", 5000 ran on, 1000
+    under powerlaw:0.5,1000 and 1e5 at Sigma = I failed allocating 7.45 and 74.5 GiB)."""
+    if method != "pfedme":
+        return
+    atoms = 1 if spectrum is None else int(spectrum.atoms.size)
+    seconds = JOINT_EVALUATIONS * JOINT_SECONDS * atoms * (float(m) ** 3 + 20.0 * m * m)
+    nbytes = JOINT_ARRAYS * 8.0 * atoms * float(m) ** 2
+    if nbytes <= MAX_JOINT_BYTES and (max_seconds is None or seconds <= max_seconds):
+        return
+    fewer = "fewer clients" + (" or a spectrum of fewer distinct eigenvalues" if atoms > 1
+                               else "")
+    if nbytes <= MAX_JOINT_BYTES:
+        fewer += ", or raise max_seconds (in Python; --max-minutes on the command line)"
+    raise ValueError(
+        f"pfedme's joint fixed point couples all {m} clients: an M x M resolvent per "
+        f"eigenvalue atom ({atoms} atom{'s' if atoms > 1 else ''}) at each of its ~"
+        f"{JOINT_EVALUATIONS} evaluations, estimated at {seconds:.3g} s and "
+        f"{nbytes / 2 ** 30:.3g} GiB (at most " + ("" if max_seconds is None else
+                                                    f"max_seconds = {max_seconds:g} and ")
+        + f"{MAX_JOINT_BYTES / 2 ** 30:g} GiB); {fewer} (rtfa and fedavg solve identical "
+        "clients once)")
+
+
 @dataclass(frozen=True)
 class Point:
     """``solve_point``'s answer: ``values`` (quantity -> array over the wanted clients), the
@@ -187,6 +227,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     begun = time.perf_counter()
     local = method == "local_ridge"
     check_reach(signal, rr[wanted])
+    check_joint(gam.size, method, None, max_seconds)
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
@@ -274,6 +315,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                            time.perf_counter() - clock, max_seconds, kappa) from None
 
     m = gam.size
+    check_joint(m, method, spectrum, max_seconds)
     local = method == "local_ridge"
     fed, inverse = _federation(gam, rr, signal, weights, None)
     if not local and global_lam == 0.0:

@@ -36,9 +36,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.blocks.fedprox import coupling_inverse
-from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
-from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
 
 
 def _expand(fed: Federation):
@@ -122,14 +122,9 @@ def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, 
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point with a spectrum: no convergence at "
                           f"lam = {lam:g} (residual {err:.2e})")
-    for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam, lam_g, nodes, deadline)
-        nfev += n
-        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-            break
-        x = x_fine
-    else:
-        raise SolverError("FedProx fixed point with a spectrum: quadrature not converged "
-                          f"with the ladder's finest level {NODES[-1]}")
+    x_fine, err, n, fine = settle(
+        lambda x, nodes: _root_resolved(x, fed, spectrum, lam, lam_g, nodes, deadline), x,
+        "FedProx fixed point with a spectrum")
+    nfev += n
     alpha, rho2, mu, euclid = views(x_fine, fed, spectrum, lam, lam_g, fine, euclid=True)
     return alpha, np.sqrt(rho2), mu, euclid, nfev, err

@@ -45,7 +45,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
 from riskcalc.logistic.engine.deadline import by_deadline
 
 LAM_RATIO = 10.0 ** 0.5
@@ -204,15 +204,10 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float,
                 f"global_lam = {lam_g:g} asked)")
             raise SolverError(f"logistic global model with a spectrum: no convergence at "
                               f"global_lam = {lam_k:g}{step} (residual {err:.2e})")
-    for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam_g, nodes, deadline)
-        nfev += n
-        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-            break
-        x = x_fine
-    else:
-        raise SolverError("logistic global model with a spectrum: quadrature not converged "
-                          f"with the ladder's finest level {NODES[-1]}")
+    x_fine, err, n, fine = settle(
+        lambda x, nodes: _root_resolved(x, fed, spectrum, lam_g, nodes, deadline), x,
+        "logistic global model with a spectrum")
+    nfev += n
     G = fed.gamma.size
     w = _views(x_fine, fed, spectrum, lam_g, fine)
     return SpectralPooledState(x_fine[:G].copy(), np.exp(x_fine[G:2 * G]), w["mu"], w["eps"],
