@@ -56,6 +56,7 @@ from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients.identity import client_weights, rounded_nonnegative
 from riskcalc.linear.finite_clients.own_objective import check_near_pooled
 from riskcalc.linear.finite_clients.shift.chains import own_variance, remember, warm_roots
+from riskcalc.linear.finite_clients.shift.conditioning import MIN_SPAN, eigenvalue_span
 from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
                                                            shared_layout, solve_shifts)
 from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
@@ -150,7 +151,7 @@ def check_clients(name: str, count) -> None:
 MAX_LOST = 1e-8
 
 
-def check_own_variance(gam, lam, own) -> None:
+def check_own_variance(gam, lam, own, sv) -> None:
     """IllConditioned where a client's own ridge variance per unit sigma^2 ``own`` (the
     conditioning of its resolvents: it grows like lam^-1/2 at gamma = 1 and like
     1 / abs(gamma - 1) near it as lam -> 0) times eps exceeds ``MAX_LOST``: the chains' bias and
@@ -158,17 +159,25 @@ def check_own_variance(gam, lam, own) -> None:
     two-point:1,4,0.3 at gamma 1, 1 +- 1e-7, 1 +- 1e-10 beside 1.5; the variance's lam^-1/2
     coefficient at gamma 1 drifted from 1.5309 to 1.5540 at lam = 1e-28, 0.86 at 1e-30 and
     0.73 at 1e-38, silently; fuzz39 maml F3), every client's risk alike (the others' through
-    the global model)."""
+    the global model). Across a wide eigenvalue span ``sv`` (from ``MIN_SPAN``) the same
+    happens where a block of a client's spectrum holds about as many directions as its samples
+    and lam is small against that block's eigenvalues (gamma 2 with half its spectrum at 1e18
+    beside the identity, lam 0.1): the message then names the span, not gamma = 1."""
     lost = np.finfo(float).eps * np.real(own)
     if np.max(lost) > MAX_LOST:
         k = int(np.argmax(lost))
+        span = eigenvalue_span(sv)
+        where = (f"the spectra's eigenvalue span of {span:.3g}: a block of its spectrum holds "
+                 "about as many directions as its samples, and lam is small against that "
+                 "block's eigenvalues" if span >= MIN_SPAN else
+                 "near gamma = 1 it grows like lam^-1/2, or like 1 / abs(gamma - 1)")
+        ways = "narrow the span" if span >= MIN_SPAN else "a gamma further from 1"
         raise IllConditioned(
             f"pfedme's finite-M limit under a spectrum: the client at gamma = {gam[k]:.10g} has "
             f"an own ridge variance of {np.real(own[k]):.3g} sigma^2 at lam = "
-            f"{np.real(lam):.3g} (near gamma = 1 it grows like lam^-1/2, or like "
-            "1 / abs(gamma - 1)), and the route's relative errors are about eps times it "
-            f"({lost[k]:.2g}; it answers up to {MAX_LOST:g}): give a larger lam or a gamma "
-            "further from 1 (the M -> infinity limit, riskcalc.limit without clients, answers)")
+            f"{np.real(lam):.3g} ({where}), and the route's relative errors are about eps "
+            f"times it ({lost[k]:.2g}; it answers up to {MAX_LOST:g}): give a larger lam or "
+            f"{ways} (the M -> infinity limit, riskcalc.limit without clients, answers)")
 
 
 def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):
@@ -186,7 +195,7 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     check_size("pfedme", gam.size, h.size)
     typ = np.asarray(typ, dtype=int)
     own = own_variances(gam, lam, typ, marginals)
-    check_own_variance(gam, lam, own)
+    check_own_variance(gam, lam, own, sv)
     sg = sv[typ]
     p = client_weights(gam, count, weights)
     t = solve_point(gam, sg, h, p, lam, count)
