@@ -284,9 +284,10 @@ def _isotropic(spectrum) -> bool:
 
 def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     """Bias and variance per group (one shared tuning for MAML-FL and pFedMe) from the route
-    of ``method`` and ``spectrum``, and the notes of the route taken (``pfedme_sigma.own_limits``). Far out of
-    range the traces overflow; that ends in the explicit checks (SolverError), so numpy's
-    warnings are silenced here, and a NaN that got through is refused as well."""
+    of ``method`` and ``spectrum``, and the notes of the route taken
+    (``pfedme_sigma.own_limits``). Far out of range the traces overflow; that ends in the
+    explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
+    through is refused as well."""
     if np.sum(count) == 1:
         # One client (gamma < 1, pooled N > d): every method's global model is its own least
         # squares, which the personalization keeps: bias 0, variance sigma^2 gamma / (1 -
