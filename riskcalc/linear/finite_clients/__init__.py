@@ -40,10 +40,10 @@ from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
-from riskcalc.linear.finite_clients.own import own_group_limits
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.shift.conditioning import check_by_scale
-from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
+from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
+                                                         pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
@@ -231,12 +231,13 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     group_weights = weights if named else rows[:, 5]
     with solvers.record() as diagnostics:
         if joint is None:
-            bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
-                                spectrum)
+            bias, var, said = _limits(info.name, *rows.T[:3], count, rows[:, 3],
+                                      group_weights, spectrum)
         else:
             check_work(info.name, rows.shape[0], *joint.values.shape)
             bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
                                       joint, rows[:, 4].astype(int))
+            said = ()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
     params = {k: v.tolist() for k, v in vals.items()}
@@ -248,7 +249,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),
-                        notes=notes(info.name, gam, lam_arr), diagnostics=diagnostics)
+                        notes=notes(info.name, gam, lam_arr) + said, diagnostics=diagnostics)
 
 
 def unique_rows(table):
@@ -283,7 +284,8 @@ def _isotropic(spectrum) -> bool:
 
 def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     """Bias and variance per group (one shared tuning for MAML-FL and pFedMe) from the route
-    of ``method`` and ``spectrum``. Far out of range the traces overflow; that ends in the
+    of ``method`` and ``spectrum``, and the notes of the route taken
+    (``pfedme_sigma.own_limits``). Far out of range the traces overflow; that ends in the
     explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
     through is refused as well."""
     if np.sum(count) == 1:
@@ -294,10 +296,11 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         # "give a larger lam" at lam = 0.3) (fuzz36 xroute F5).
         g = np.asarray(gam, float)
         check_pooled(g, np.asarray(count, float))
-        return np.zeros(g.shape), np.asarray(sigma, float) ** 2 * g / (1.0 - g)
+        return np.zeros(g.shape), np.asarray(sigma, float) ** 2 * g / (1.0 - g), ()
+    said = ()
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
-            bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+            bias, var, said = own_limits(method, gam, r, sigma, count, tuning[0], weights)
         elif method == "maml_fl":
             bias, var = maml_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
                                                 weights, spectrum)
@@ -313,7 +316,7 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
-    return bias, var
+    return bias, var, said
 
 
 def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
@@ -388,6 +391,7 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
-        b, v = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights, spec.spectrum)
+        b, v, _ = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
+                          spec.spectrum)
         bias[k], var[k] = b[0], v[0]
     return bias.reshape(shape), var.reshape(shape)
