@@ -129,7 +129,7 @@ def _refine(law, fun, args, todo, sqroot, out):
     while n <= _QUAD_MAX:
         x, w = _nodes(n)
         s = center[rows] + half[rows] * x
-        # G = (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
+        # sum w (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
         d, C = s, at0[:, rows]
         sq = np.flatnonzero(on[rows]) if some else ()
         if len(sq):
@@ -139,11 +139,16 @@ def _refine(law, fun, args, todo, sqroot, out):
             s[sq], C[:, sq] = t * t, 0.0
             d[sq] = t * (np.pi * norm) / np.sqrt((2 + r * (1 + x)) * (2 - r * (1 - x)))
         sub = sub0 if isinstance(rows, slice) else [a[rows] for a in sub0]
-        G = (np.array(fun(scale[rows] * s, *sub)) - C[..., None]) / d
-        vals = atom[:, rows] + (C + (G @ w) * norm) / scale[rows, 0]
+        # As the products G (w / d) with G = F - C: no division of the (complex) integrands,
+        # and G formed in place (one array of them per rule, not three).
+        wd = w / d
+        F = fun(scale[rows] * s, *sub)
+        G = np.array(F, dtype=np.result_type(C, *F))
+        G -= C[..., None]
+        vals = atom[:, rows] + (C + np.einsum("ikn,kn->ik", G, wd) * norm) / scale[rows, 0]
         tol = _QUAD_TOL * (1 + np.abs(vals))
         if size0 is None:
-            size0 = _ROUND * _size(G, w, C, atom, scale, norm)
+            size0 = _ROUND * _size(G, wd, C, atom, scale, norm)
         if on is None:
             on = np.any(size0 > tol / 16, axis=0) & (rc[:, 0] < 1)
             sqroot = np.zeros(law[0].shape[0], bool)
@@ -165,9 +170,9 @@ def _refine(law, fun, args, todo, sqroot, out):
                 lost = np.any(64 * size0[:, here] > tol[:, done], axis=0)
                 if lost.any():
                     ex = np.flatnonzero(done)[lost]
-                    lost[lost] = np.any(_ROUND * _size(G[:, ex], w, C[:, ex], atom[:, left[ex]],
-                                                       scale[left[ex]], norm) > tol[:, ex],
-                                        axis=0)
+                    lost[lost] = np.any(_ROUND * _size(G[:, ex], wd[ex], C[:, ex],
+                                                       atom[:, left[ex]], scale[left[ex]], norm)
+                                        > tol[:, ex], axis=0)
                 out[:, todo[here]] = vals[:, done]
                 failed.append(todo[here[lost]])
                 if done.all():
@@ -178,10 +183,11 @@ def _refine(law, fun, args, todo, sqroot, out):
     return np.concatenate(failed + [todo[left]]), sqroot
 
 
-def _size(G, w, C, atom, scale, norm):
+def _size(G, wd, C, atom, scale, norm):
     """The size of the terms of ``mp_expect``'s sum,
-    abs(atom) + (abs(C) + norm sum w abs(G)) / scale (its rounding is taken as _ROUND times it)."""
-    return np.abs(atom) + (np.abs(C) + (np.abs(G) @ w) * norm) / scale[:, 0]
+    abs(atom) + (abs(C) + norm sum w abs(G) / d) / scale, with G = F - C and wd = w / d > 0
+    per node (its rounding is taken as _ROUND times it)."""
+    return np.abs(atom) + (np.abs(C) + np.einsum("ikn,kn->ik", np.abs(G), wd) * norm) / scale[:, 0]
 
 
 _NODES = {}
