@@ -15,8 +15,8 @@ matched by method and weights. Under optimal weights the per-client risks move a
 with the weights where the mean risk, at its minimum, moves at second order: a stop of the
 weights' search ~1e-10 relative earlier moves them by ~1e-5 relative.
 
-Measured: ``benchmarks/bench_advise_measured.txt``, twenty-third (against 91c27d8) and
-twenty-fourth (20-300 clients, against 18f0133) rounds.
+Measured: ``benchmarks/bench_advise_measured.txt``, twenty-third (against 91c27d8),
+twenty-fourth (20-300 clients, against 18f0133) and twenty-fifth (against fe07b9b) rounds.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise_decision.py [--baseline DIR]
 [--count 20] [--largest 1000] [--f1000]``.

@@ -14,7 +14,15 @@ measured time), times ``SAFETY``:
   before: 89 s at 10,000, estimated 42 s by a + b M), and alone (no start from FTFA's
   weights) 18.7 s at 3000; its c fitted to that 3000 (estimated / measured 1.0 there, 1.75
   at 10,000). pFedMe there: 1.5 / 6.8 / 83 s at 100 / 1000 / 10,000, estimated 1.9 / 15 /
-  150 s.
+  150 s. Refitted after the quadrature's nested rules (``engine.mp_quadrature``; 2026-11-29,
+  one thread, load ~10, each pipeline's CPU inside one ``advise`` run of every pipeline,
+  federations of ``benchmarks/bench_advise_decision.py``'s law): MAML-FL 0.37 / 0.92 / 1.98
+  / 7.0 s and pFedMe 0.57 / 1.67 / 4.92 / 14.3 s at 100 / 300 / 1000 / 3000 clients (were
+  estimated 0.65 / 1.55 / 5.1 / 18.9 and 1.8 / 4.8 / 15.3 / 45.3 s; now 0.53 / 1.2 / 3.9 /
+  15.3 and 0.99 / 2.4 / 7.4 / 22.4 s), MAML-FL's M^2 term kept for 10,000 clients (not
+  measured again: the code before took 62.5 and 83 s there; estimated now 98 and 84 s,
+  MAML-FL's kept above the 89 s of the code before session 38, as
+  ``tests/test_fuzz38_advise.py`` pins).
 * A covariance spectrum (finite-difference optimal weights; under covariate shift until
   2026-11-27): the number
   of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
@@ -116,8 +124,8 @@ from riskcalc.advise.weights import FD_MAXITER
 SAFETY = 1.5
 #: Sigma = I: seconds of the whole pipeline, (a, b, c) for a + b M + c M^2.
 IDENTITY = {"fedavg": (0.02, 1.1e-4, 0.0), "ftfa": (0.02, 1.1e-4, 0.0),
-            "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.15, 2.8e-3, 4.5e-7),
-            "pfedme": (0.2, 1e-2, 0.0), "ftfa_steps": (0.02, 1.5e-3, 0.0),
+            "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.15, 2e-3, 4.5e-7),
+            "pfedme": (0.2, 4.6e-3, 1e-7), "ftfa_steps": (0.02, 1.5e-3, 0.0),
             "local_ridge": (3e-3, 1e-6, 0.0)}
 #: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
 #: MAML-FL's and pFedMe's limits take ``NEAR_POOLED[1]`` seconds per evaluation, for the

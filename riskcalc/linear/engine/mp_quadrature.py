@@ -35,7 +35,10 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 
-_QUAD_START, _QUAD_MAX, _QUAD_TOL = 32, 1 << 15, 1e-12
+#: Node counts 2^k - 1: each rule's nodes are every other node of the next (``_nodes``), so
+#: a quadrature costs its last rule's nodes wherever it starts: from 15 nodes, MAML-FL's
+#: (phi a polynomial) stop at 31 where the start at 31 went to 63 (advise at 1000 clients).
+_QUAD_START, _QUAD_MAX, _QUAD_TOL = 15, (1 << 15) - 1, 1e-12
 #: Rounding of a sum of terms of total size M is taken as _ROUND M (a few units of eps per
 #: node value, the Gauss-Chebyshev weights being positive and summing to pi / 2).
 _ROUND = 2 * np.finfo(float).eps
@@ -47,7 +50,8 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     Gauss-Chebyshev quadrature (module docstring): the s route with C = F(0) (0 where F(0) is
     not finite, also in the atom: the 0 / 0 of ``fun``'s removable singularities), or the sqrt
     route for the rows (gamma != 1) whose first rule shows terms too large for double
-    precision, or that fail on the s route. The nodes double until two rules agree to
+    precision, or that fail on the s route. The rules of 15, 31, 63, ... nodes (each holding
+    the previous one's nodes, which are not evaluated again) double until two agree to
     1e-12 (1 + abs(value)); with ``args`` (per-row parameters of ``fun``) each row stops as soon as
     its own rules agree, so a few hard rows (a pole close to the spectrum) do not make every
     row pay for their nodes. Agreement cannot see rounding (two rules cancel alike), so a
@@ -126,10 +130,14 @@ def _refine(law, fun, args, todo, sqroot, out):
     left = np.arange(todo.size)    # positions in todo still being refined
     rows = slice(None)             # every row, until some converge (no copies meanwhile)
     prev, n, failed, size0 = None, _QUAD_START, [], None
+    # The nested rules: acc is the sum over the rule's nodes of w G / d per integrand and row
+    # of ``left``, the previous rule's half (its weights halve) plus the new nodes' terms;
+    # parts holds each rule's rows (positions in todo, None: all), new G and w / d.
+    acc, parts = None, []
     while n <= _QUAD_MAX:
-        x, w = _nodes(n)
+        x, w = _nodes(n, new=acc is not None)
         s = center[rows] + half[rows] * x
-        # G = (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
+        # sum w (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
         d, C = s, at0[:, rows]
         sq = np.flatnonzero(on[rows]) if some else ()
         if len(sq):
@@ -139,18 +147,26 @@ def _refine(law, fun, args, todo, sqroot, out):
             s[sq], C[:, sq] = t * t, 0.0
             d[sq] = t * (np.pi * norm) / np.sqrt((2 + r * (1 + x)) * (2 - r * (1 - x)))
         sub = sub0 if isinstance(rows, slice) else [a[rows] for a in sub0]
-        G = (np.array(fun(scale[rows] * s, *sub)) - C[..., None]) / d
-        vals = atom[:, rows] + (C + (G @ w) * norm) / scale[rows, 0]
+        # As the products G (w / d) with G = F - C: no division of the (complex) integrands,
+        # and G formed in place (one array of them per rule, not three).
+        wd = w / d
+        F = fun(scale[rows] * s, *sub)
+        G = np.array(F, dtype=np.result_type(C, *F))
+        G -= C[..., None]
+        terms = np.einsum("ikn,kn->ik", G, wd)
+        acc = terms if acc is None else 0.5 * acc + terms
+        parts.append((None if isinstance(rows, slice) else left, G, wd))
+        vals = atom[:, rows] + (C + acc * norm) / scale[rows, 0]
         tol = _QUAD_TOL * (1 + np.abs(vals))
         if size0 is None:
-            size0 = _ROUND * _size(G, w, C, atom, scale, norm)
+            size0 = _ROUND * _size(np.einsum("ikn,kn->ik", np.abs(G), wd), C, atom, scale, norm)
         if on is None:
             on = np.any(size0 > tol / 16, axis=0) & (rc[:, 0] < 1)
             sqroot = np.zeros(law[0].shape[0], bool)
             sqroot[todo] = on
             some = on.any()
             if some:
-                size0 = None
+                size0, acc, parts = None, None, []
                 continue            # the first rule again, on the sqrt route for those rows
         if prev is not None:
             done = np.all(np.abs(vals - prev) <= tol, axis=0)
@@ -165,32 +181,46 @@ def _refine(law, fun, args, todo, sqroot, out):
                 lost = np.any(64 * size0[:, here] > tol[:, done], axis=0)
                 if lost.any():
                     ex = np.flatnonzero(done)[lost]
-                    lost[lost] = np.any(_ROUND * _size(G[:, ex], w, C[:, ex], atom[:, left[ex]],
-                                                       scale[left[ex]], norm) > tol[:, ex],
-                                        axis=0)
+                    lost[lost] = np.any(_ROUND * _size(_abs_sum(parts, left[ex]), C[:, ex],
+                                                       atom[:, left[ex]], scale[left[ex]], norm)
+                                        > tol[:, ex], axis=0)
                 out[:, todo[here]] = vals[:, done]
                 failed.append(todo[here[lost]])
                 if done.all():
                     return np.concatenate(failed), sqroot
-                left, vals = left[~done], vals[:, ~done]
+                left, vals, acc = left[~done], vals[:, ~done], acc[:, ~done]
                 rows = left
-        prev, n = vals, 2 * n
+        prev, n = vals, 2 * n + 1
     return np.concatenate(failed + [todo[left]]), sqroot
 
 
-def _size(G, w, C, atom, scale, norm):
+def _size(abs_sum, C, atom, scale, norm):
     """The size of the terms of ``mp_expect``'s sum,
-    abs(atom) + (abs(C) + norm sum w abs(G)) / scale (its rounding is taken as _ROUND times it)."""
-    return np.abs(atom) + (np.abs(C) + (np.abs(G) @ w) * norm) / scale[:, 0]
+    abs(atom) + (abs(C) + norm sum w abs(G) / d) / scale, with G = F - C and ``abs_sum`` the
+    sum of w abs(G) / d (its rounding is taken as _ROUND times it)."""
+    return np.abs(atom) + (np.abs(C) + abs_sum * norm) / scale[:, 0]
+
+
+def _abs_sum(parts, at):
+    """The sum over the last rule's nodes of w abs(G) / d for the rows ``at`` (positions in
+    todo) from ``_refine``'s parts (each rule's new nodes; a node's weight halves at each
+    later rule)."""
+    total = 0.0
+    for rows, G, wd in parts:
+        k = at if rows is None else np.searchsorted(rows, at)
+        total = 0.5 * total + np.einsum("ikn,kn->ik", np.abs(G[:, k]), wd[k])
+    return total
 
 
 _NODES = {}
 
 
-def _nodes(n: int):
-    """The n Chebyshev-U nodes cos(k pi / (n + 1)) and weights, computed once per n (the
-    finite-M limits call ``mp_expect`` thousands of times on a few rows each)."""
-    if n not in _NODES:
-        k = np.arange(1, n + 1) * (np.pi / (n + 1))
-        _NODES[n] = (np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1)))
-    return _NODES[n]
+def _nodes(n: int, new: bool = False):
+    """The n = 2^k - 1 Chebyshev-U nodes cos(j pi / (n + 1)) and weights, or (``new``) those of
+    odd j alone, the nodes that the rule of (n - 1) / 2 nodes lacks (its node j is this
+    rule's 2 j, whose weight is half its own); computed once per n (the finite-M limits call
+    ``mp_expect`` thousands of times on a few rows each)."""
+    if (n, new) not in _NODES:
+        j = np.arange(1, n + 1, 1 + new) * (np.pi / (n + 1))
+        _NODES[n, new] = (np.cos(j), np.sin(j) ** 2 * (np.pi / (n + 1)))
+    return _NODES[n, new]
