@@ -1,0 +1,38 @@
+"""Issue 32, fuzz39 (steps2): what this fuzz found, each test failing before."""
+
+import numpy as np
+
+from riskcalc import steps_limit
+from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
+from riskcalc.linear.steps.overflow import log_bounds
+from riskcalc.spectrum import Spectrum
+
+
+def test_divergent_steps_with_few_other_samples_proven_infinite_before_the_pencils():
+    """F1: FTFA at gamma 2 from the FedAvg model of 3 clients (Sigma = I; the others' pooled
+    N = d, B at its hard edge) after 1000 steps of 1 (past the edge) ran the pencils ~90 s to
+    print null, and with max_seconds = 5 was refused: ``steps.overflow``'s bound needed the
+    others alone to have N > d. Its bound through the target's other eigenvectors and a
+    subset of the others' rows (Wachter's law) now proves the values past the floats."""
+    res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=1000, step_size=1.0,
+                      clients=3, max_seconds=5)
+    assert res.bias == res.variance == np.inf and not res.converges
+    bias, var = clients_steps_limit("rtfa", gamma=[4.0, 2.0, 2.0], sigma=1.0, r=1.0, lam=0.3,
+                                    steps=10 ** 6, step_size=0.4, weights="uniform",
+                                    max_seconds=5)
+    assert bias == var == np.inf
+
+
+def test_few_other_samples_bounds_lie_below_the_pencils():
+    """F1: the new bounds lie below the pencils' values at every k <= 40 (both methods, both
+    weights, the others' pooled N = d and < d)."""
+    cases = [("ftfa", [2.0], [1.0], [0.5], [3.0], [0.0], "uniform", 1.0),
+             ("rtfa", [4.0], [1.0], [1.0], [5.0], [0.3], "samples", 0.4),
+             ("ftfa", [2.0, 1.5], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0] * 2, "samples",
+              0.5)]
+    for method, *group, weights, eta in cases:
+        b, v = steps_group_limits(method, *group, weights, Spectrum.identity(), 40, eta,
+                                  targets=[0])
+        low_b, low_v = log_bounds(method, *group, weights, np.arange(41), eta)
+        assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
+        assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))
