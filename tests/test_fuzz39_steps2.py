@@ -36,3 +36,18 @@ def test_few_other_samples_bounds_lie_below_the_pencils():
         low_b, low_v = log_bounds(method, *group, weights, np.arange(41), eta)
         assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
         assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))
+
+
+def test_divergent_steps_of_a_low_gamma_target_with_few_other_samples_proven_infinite():
+    """F2: the same with the target's gamma < 1 (S invertible, the others' pooled N = d / 4):
+    FTFA at gamma [0.5, 4] after 1000 steps of 1 was refused at max_seconds = 5 (no bound);
+    Q = I - u u^T there (alpha = 1) and the bound holds, below the pencils at every k <= 40."""
+    bias, var = clients_steps_limit("ftfa", gamma=[0.5, 4.0], sigma=1.0, r=1.0, steps=1000,
+                                    step_size=1.0, max_seconds=5)
+    assert bias == var == np.inf
+    group = ([0.5, 4.0], [1.0, 2.0], [0.5, 1.0], [1.0, 2.0], [0.0] * 2)
+    b, v = steps_group_limits("ftfa", *group, "uniform", Spectrum.identity(), 40, 1.0,
+                              targets=[0])
+    low_b, low_v = log_bounds("ftfa", *group, "uniform", np.arange(41), 1.0)
+    assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
+    assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))
