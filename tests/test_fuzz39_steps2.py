@@ -1,6 +1,7 @@
 """Issue 32, fuzz39 (steps2): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from riskcalc import steps_limit
 from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
@@ -51,3 +52,12 @@ def test_divergent_steps_of_a_low_gamma_target_with_few_other_samples_proven_inf
     low_b, low_v = log_bounds("ftfa", *group, "uniform", np.arange(41), 1.0)
     assert np.all(np.isfinite(low_b[1:])) and np.all(low_b <= np.log(b[0]))
     assert np.isfinite(low_v[-1]) and np.all(low_v <= np.log(v[0]))
+
+
+def test_steps_from_a_pooled_n_equal_to_d_name_it_before_the_estimate():
+    """F3: steps_limit(clients=2) at gamma 2 (pooled N = d) after 1000 divergent steps of 1
+    with max_seconds = 5 was refused for time ("at most 497 steps fit"), where 497 steps
+    are refused for the pooled N: now the pooled N is named, as by clients_steps_limit."""
+    with pytest.raises(ValueError, match="pooled N > d"):
+        steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=1000, step_size=1.0,
+                    clients=2, max_seconds=5)

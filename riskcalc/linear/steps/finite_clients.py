@@ -207,6 +207,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
+    for gm in np.unique(g):     # the reason, not fewer steps (as clients_steps_limit; steps2 F3)
+        check_pooled(np.array([gm]), np.array([float(clients)]))
     over = np.zeros(k.size, bool)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
