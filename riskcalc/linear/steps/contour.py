@@ -52,10 +52,15 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # 1 / k, that is the wider: within 8 eps of it the contour was refused for 10 steps,
         # or took the divergent branch, refused at 1e6 steps as "past the stability limit"
         # (fuzz39 steps F1); the k-th power's rounding then counts as past it.
-        room, reach_k = 0.5 * (2.0 / e - l - hi), ((hi + l) * e - 1.0) / max(kk * e, e)
+        with np.errstate(over="ignore", invalid="ignore"):    # step_size 1e308 (steps2 F4)
+            top = e * (l + hi)
+            room, reach_k = 0.5 * (2.0 / e - l - hi), (top - 1.0) / max(kk * e, e)
+        if np.isinf(top) and kk > 0:     # overflows on every contour (below), without warnings
+            bias[idx] = var[idx] = np.inf
+            continue
         edge = reach_k >= room
         cap = max(room, reach_k)
-        past = bool(steps_edge.past_edge(e * (l + hi)))
+        past = bool(steps_edge.past_edge(top))
         # (half the gap to 0). A continuous part narrower than rounding (gamma 1e100: x_lo =
         # x_hi) has no ellipse of its own: around [0, x_hi] only (fuzz39 steps F9).
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 and hi > lo else -np.inf

@@ -314,7 +314,8 @@ def stability(gamma, lam, eta, spectrum):
     values, where = np.unique(gamma, return_inverse=True)
     top = np.array([weighted_mp.support_edges(float(x), sp)[1] for x in values])
     top = top[where].reshape(gamma.shape)
-    q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
+    with np.errstate(over="ignore"):    # step_size 1e308: inf, "more than" (steps2 F4)
+        q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
     # q = 1 was "diverges" where 1e6 steps gave the limit (fuzz38 steps2 F17).
     converges = ~past_edge(q + 1.0)
     converges = bool(converges) if converges.ndim == 0 else converges

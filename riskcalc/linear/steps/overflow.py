@@ -81,8 +81,9 @@ def log_bounds(method, gam, r, sigma, count, lam, weights, steps, step_size, tar
     lm = float(lam[target]) if method == "rtfa" else 0.0
     inv = count / gam                                  # n_j / d per group (all its clients)
     others = float(np.sum(inv) - 1.0 / g)              # N_o / d: all but the target client
-    q_hi = eta * (lm + (1.0 + np.sqrt(g)) ** 2) - 1.0  # abs(q) at the top (q < -1 there)
-    if q_hi <= 1.0:
+    with np.errstate(over="ignore"):
+        q_hi = eta * (lm + (1.0 + np.sqrt(g)) ** 2) - 1.0  # abs(q) at the top (q < -1 there)
+    if not 1.0 < q_hi < np.inf:     # step_size 1e308 warned (the pencils answer; steps2 F4)
         return none, none
     if weights == "samples":
         p, per_row = 1.0 / g / np.sum(inv), 1.0 / np.sum(inv)
