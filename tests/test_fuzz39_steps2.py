@@ -74,3 +74,13 @@ def test_a_step_past_the_floats_answers_without_warnings(kw):
         warnings.simplefilter("error")
         res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=3, step_size=1e308, **kw)
     assert res.bias == res.variance == np.inf and not res.converges
+
+
+def test_no_steps_under_a_spectrum_answer_at_any_step_size():
+    """F5: under two-point:1,4,0.3, 0 steps of 1e308 answered bias inf (the contour's
+    geometry built from the step overflowed), where 0 steps of any step size leave the global
+    model: bias r^2 int t dH = 3.1 (as at step size 0.1), variance 0 (Sigma = I: 1, 0)."""
+    res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=[0, 1], step_size=1e308,
+                      spectrum="two-point:1,4,0.3")
+    assert res.bias[0] == pytest.approx(3.1, rel=1e-12) and res.variance[0] == 0.0
+    assert res.bias[1] == res.variance[1] == np.inf

@@ -47,6 +47,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             edges[g] = weighted_mp.support_edges(g, spectrum)
             atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
         lo, hi = edges[g]
+        if kk == 0:     # R_0 = I at any step: a stable one's contour (1e308 gave inf; steps2 F5)
+            e = 1.0 / (l + hi)
         # Right of the support |1 - eta (s + lam)| may outgrow its top-edge value by about e^2
         # over 2k powers (inside the stable disk when there is room). At the edge, to within
         # 1 / k, that is the wider: within 8 eps of it the contour was refused for 10 steps,
