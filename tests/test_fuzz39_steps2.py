@@ -9,6 +9,7 @@ from riskcalc import steps_limit
 from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
 from riskcalc.linear.steps.overflow import log_bounds
 from riskcalc.spectrum import Spectrum
+from tests.helpers import run_cli
 
 
 def test_divergent_steps_with_few_other_samples_proven_infinite_before_the_pencils():
@@ -84,3 +85,12 @@ def test_no_steps_under_a_spectrum_answer_at_any_step_size():
                       spectrum="two-point:1,4,0.3")
     assert res.bias[0] == pytest.approx(3.1, rel=1e-12) and res.variance[0] == 0.0
     assert res.bias[1] == res.variance[1] == np.inf
+
+
+def test_no_steps_under_a_spectrum_print_no_negative_zero(capsys):
+    """F6: ``predict ftfa --steps 0 --spectrum two-point:1,4,0.3`` printed "variance -0"
+    (the contour's integral of 0, -0.0)."""
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1",
+                              "--steps", "0", "--step-size", "0.1", "--spectrum",
+                              "two-point:1,4,0.3"], capsys)
+    assert code == 0 and "-0" not in out, out

@@ -125,7 +125,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             raise finite_clients_steps.near_one(failed, g, kk, e) from None
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
-        bias[idx], var[idx] = _nonnegative(b + atom, 8 * ATOL_GENERAL * spectrum.mean), g * v
+        tol = 8 * ATOL_GENERAL * spectrum.mean
+        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, tol)
     return bias, var
 
 
@@ -134,7 +135,7 @@ def _nonnegative(value: float, tol: float) -> float:
     if value < -tol:
         raise SolverError(f"finite-step integral came out negative beyond its tolerance "
                           f"({value:g} < -{tol:g}): the contour rule lost its precision")
-    return max(value, 0.0)
+    return max(value, 0.0) + 0.0     # -0.0 printed "variance -0" (steps2 F6)
 
 
 #: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
