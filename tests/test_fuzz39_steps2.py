@@ -66,14 +66,16 @@ def test_steps_from_a_pooled_n_equal_to_d_name_it_before_the_estimate():
                     clients=2, max_seconds=5)
 
 
-@pytest.mark.parametrize("kw", [{}, {"clients": 3}, {"spectrum": "two-point:1,4,0.3"}])
+@pytest.mark.parametrize("kw", [{}, {"clients": 3}, {"spectrum": "two-point:1,4,0.3"},
+                                {"method": "rtfa", "gamma": 0.5, "lam": 2.0, "steps": 1}])
 def test_a_step_past_the_floats_answers_without_warnings(kw):
     """F4: steps_limit with step_size 1e308 (eta x_hi overflows) answered inf with numpy's
     "overflow encountered in multiply" (and, under a spectrum, "invalid value" from the
     contour's geometry) in Python; the note already says "more than 1.8e+308"."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=3, step_size=1e308, **kw)
+        res = steps_limit(**{"method": "ftfa", "gamma": 2.0, "r": 1.0, "sigma": 1.0,
+                             "steps": 3, "step_size": 1e308, **kw})
     assert res.bias == res.variance == np.inf and not res.converges
 
 

@@ -248,8 +248,9 @@ def filter_integrals(gamma, lam, steps, step_size):
     # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
     # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
-    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most)
-              & (ek * (edge + lam[..., 0]) < 1)):
+    with np.errstate(over="ignore"):    # RTFA, step_size 1e308 (steps2 F4)
+        wide = ek * (edge + lam[..., 0]) < 1
+    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most) & wide):
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
     if first > most:
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k)
