@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from riskcalc import steps_limit
+from riskcalc import optimal_steps, steps_limit
 from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
 from riskcalc.linear.steps.overflow import log_bounds
 from riskcalc.spectrum import Spectrum
@@ -96,3 +96,14 @@ def test_no_steps_under_a_spectrum_print_no_negative_zero(capsys):
                               "--steps", "0", "--step-size", "0.1", "--spectrum",
                               "two-point:1,4,0.3"], capsys)
     assert code == 0 and "-0" not in out, out
+
+
+def test_optimal_divergent_steps_from_a_finite_m_model_skip_the_proven_overflow():
+    """F7: optimal_steps at gamma 2 with 3 clients, step 1 (past the edge), max_steps 1000,
+    max_seconds 5 was refused ("give max_steps <= 497"): the estimate counted pencils up to
+    1000 where the values are proven infinite from ~460 on (F1) and not solved. Now k = 0
+    (risk 4 = bias 2 + variance 2, as steps_limit's k = 0)."""
+    res = optimal_steps("ftfa", gamma=2.0, sigma=1.0, r=1.0, step_size=2.0, max_steps=1000,
+                        clients=3, max_seconds=5)     # step 2: past the floats sooner
+    assert res.params["steps"] == 0 and res.risk == pytest.approx(4.0, rel=1e-12)
+    assert not res.converges
