@@ -107,3 +107,16 @@ def test_optimal_divergent_steps_from_a_finite_m_model_skip_the_proven_overflow(
                         clients=3, max_seconds=5)     # step 2: past the floats sooner
     assert res.params["steps"] == 0 and res.risk == pytest.approx(4.0, rel=1e-12)
     assert not res.converges
+
+
+def test_divergent_steps_under_a_scaled_identity_proven_infinite_before_the_pencils():
+    """F8: under scaled:2 (Sigma = 2 I) FTFA at gamma 2 with 3 clients after 1000 steps of
+    0.5 was refused at max_seconds 5 (pencils estimated 40 s) where Sigma = I's 1000 steps of
+    1 answer inf: Sigma = c I is Sigma = I with step c eta, lam / c, the bias times c (the
+    pencils agree to 1e-14), so steps.overflow's bounds apply."""
+    res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=[5, 1000], step_size=0.5,
+                      clients=3, spectrum="scaled:2", max_seconds=5)
+    ident = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=5, step_size=1.0,
+                        clients=3)
+    assert res.bias[0] == pytest.approx(2 * ident.bias, rel=1e-12)
+    assert res.bias[1] == res.variance[1] == np.inf and not np.any(res.converges)
