@@ -47,15 +47,22 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             edges[g] = weighted_mp.support_edges(g, spectrum)
             atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
         lo, hi = edges[g]
+        if kk == 0:     # R_0 = I at any step: a stable one's contour (1e308 gave inf; steps2 F5)
+            e = 1.0 / (l + hi)
         # Right of the support |1 - eta (s + lam)| may outgrow its top-edge value by about e^2
         # over 2k powers (inside the stable disk when there is room). At the edge, to within
         # 1 / k, that is the wider: within 8 eps of it the contour was refused for 10 steps,
         # or took the divergent branch, refused at 1e6 steps as "past the stability limit"
         # (fuzz39 steps F1); the k-th power's rounding then counts as past it.
-        room, reach_k = 0.5 * (2.0 / e - l - hi), ((hi + l) * e - 1.0) / max(kk * e, e)
+        with np.errstate(over="ignore", invalid="ignore"):    # step_size 1e308 (steps2 F4)
+            top = e * (l + hi)
+            room, reach_k = 0.5 * (2.0 / e - l - hi), (top - 1.0) / max(kk * e, e)
+        if np.isinf(top) and kk > 0:     # overflows on every contour (below), without warnings
+            bias[idx] = var[idx] = np.inf
+            continue
         edge = reach_k >= room
         cap = max(room, reach_k)
-        past = bool(steps_edge.past_edge(e * (l + hi)))
+        past = bool(steps_edge.past_edge(top))
         # (half the gap to 0). A continuous part narrower than rounding (gamma 1e100: x_lo =
         # x_hi) has no ellipse of its own: around [0, x_hi] only (fuzz39 steps F9).
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 and hi > lo else -np.inf
@@ -118,7 +125,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             raise finite_clients_steps.near_one(failed, g, kk, e) from None
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
-        bias[idx], var[idx] = _nonnegative(b + atom, 8 * ATOL_GENERAL * spectrum.mean), g * v
+        tol = 8 * ATOL_GENERAL * spectrum.mean
+        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, tol)
     return bias, var
 
 
@@ -127,7 +135,7 @@ def _nonnegative(value: float, tol: float) -> float:
     if value < -tol:
         raise SolverError(f"finite-step integral came out negative beyond its tolerance "
                           f"({value:g} < -{tol:g}): the contour rule lost its precision")
-    return max(value, 0.0)
+    return max(value, 0.0) + 0.0     # -0.0 printed "variance -0" (steps2 F6)
 
 
 #: Why the contour refuses a step at the stability edge (fuzz39 steps F1).

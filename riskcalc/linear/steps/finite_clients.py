@@ -174,10 +174,13 @@ def _overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, c
     """Where (over ``ks``) a divergent step under Sigma = I (uniform signal direction) has the
     ``target`` group's bias and variance proven past the floats (``steps.overflow``): infinite
     without the pencils (1e6 steps of 0.6 at gamma 1 with 3 clients were refused for memory,
-    1000 of 1 at gamma 2 took 80 s to print null; fuzz39 steps F8)."""
-    if converges or not (spectrum.is_identity and spectrum.signal_is_uniform):
+    1000 of 1 at gamma 2 took 80 s to print null; fuzz39 steps F8). Sigma = c I (S = c S_I):
+    Sigma = I's with step c eta, lam / c, the bias times c (scaled:2 ran the pencils; steps2 F8)."""
+    if converges or not (spectrum.atoms.size == 1 and spectrum.signal_is_uniform):
         return np.zeros(np.shape(ks), bool)
-    return overflowed(method, gam, r, sigma, count, lam, weights, ks, eta, target)
+    c = float(spectrum.atoms[0])
+    return overflowed(method, gam, np.asarray(r, float) * np.sqrt(c), sigma, count,
+                      np.asarray(lam, float) / c, weights, ks, eta * c, target)
 
 
 def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
@@ -207,6 +210,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
+    for gm in np.unique(g):     # the reason, not fewer steps (as clients_steps_limit; steps2 F3)
+        check_pooled(np.array([gm]), np.array([float(clients)]))
     over = np.zeros(k.size, bool)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
@@ -312,7 +317,8 @@ def stability(gamma, lam, eta, spectrum):
     values, where = np.unique(gamma, return_inverse=True)
     top = np.array([weighted_mp.support_edges(float(x), sp)[1] for x in values])
     top = top[where].reshape(gamma.shape)
-    q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
+    with np.errstate(over="ignore"):    # step_size 1e308: inf, "more than" (steps2 F4)
+        q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
     # q = 1 was "diverges" where 1e6 steps gave the limit (fuzz38 steps2 F17).
     converges = ~past_edge(q + 1.0)
     converges = bool(converges) if converges.ndim == 0 else converges

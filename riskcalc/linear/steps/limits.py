@@ -216,7 +216,8 @@ def filter_integrals(gamma, lam, steps, step_size):
     gamma, lam, k, eta = (a.reshape(-1, 1) for a in args)
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
-    ek = eta[..., 0] * k[..., 0]
+    with np.errstate(over="ignore"):    # step_size 1e308: inf, past the edge (steps2 F4)
+        ek = eta[..., 0] * k[..., 0]
     # Past the stability edge the nodes themselves carry the rounding of a k-th power:
     # 1 - eta (s + lam) is rounded to ~3 eps relative where it exceeds 1 in magnitude (eta (s +
     # lam) in (2, 4]; 2 eps beyond), and its k-th power to ~3 k eps, which dominates every
@@ -227,7 +228,8 @@ def filter_integrals(gamma, lam, steps, step_size):
     # for mpmath's 1.01e-10 at gamma 0.5 after 1e6 steps of 2 / x_hi; fuzz39 steps F1). From
     # pi / width nodes (a node per width) the doubling sees it: within 2e-7 of mpmath's to 1e8
     # steps at gamma 0.05, 0.5, 2 (4 pi / width doubled the cost for nothing).
-    top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
+    with np.errstate(over="ignore"):
+        top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
     grow = steps_edge.top_power(top, k[..., 0])
     peak = grow > steps_edge.PEAK_LOG
     with np.errstate(invalid="ignore", over="ignore"):
@@ -246,8 +248,9 @@ def filter_integrals(gamma, lam, steps, step_size):
     # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
     # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
-    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most)
-              & (ek * (edge + lam[..., 0]) < 1)):
+    with np.errstate(over="ignore"):    # RTFA, step_size 1e308 (steps2 F4)
+        wide = ek * (edge + lam[..., 0]) < 1
+    if np.any(near & ~steps_edge.past_edge(top) & (8.0 * np.sqrt(ek) > most) & wide):
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
     if first > most:
         raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k)

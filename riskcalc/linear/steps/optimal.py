@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import positive, positive_int
+from riskcalc.linear import finite_clients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
 from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.steps import pencils
+from riskcalc.linear.steps.overflow import overflowed
 from riskcalc.linear.steps.limits import spec_steps_limit
 
 #: optimal_steps: the work refused before solving, its per-point estimates and chunk length.
@@ -73,9 +75,18 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     root = np.sqrt(float(spec.gamma))
     edge = clients is None and (sp is None or sp.is_identity) and steps_edge.top_power(
         eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > steps_edge.PEAK_LOG
-    _check_work(max_steps + 1, sp, clients, limit, pencil and (
-        (sp is not None and not sp.is_identity)
-        or not np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])),
+    converges = np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])
+    work = max_steps + 1
+    if pencil and not converges and (sp is None or sp.is_identity and sp.signal_is_uniform):
+        # The pencils stop at the last k not proven past the floats (1000 divergent steps at
+        # gamma 2 with 3 clients, inf after ~460, were refused beyond 497; steps2 F7).
+        kept = np.flatnonzero(~overflowed(
+            spec.method, [spec.gamma], [spec.signal], [spec.sigma], [clients], [spec.penalty],
+            finite_clients.check_weights("samples" if weights is None else weights),
+            np.arange(work), eta))
+        work = int(kept[-1]) + 1 if kept.size else 1
+    _check_work(work, sp, clients, limit, pencil and (
+        (sp is not None and not sp.is_identity) or not converges),
         eta if near else 0.0, eta * root if edge else 0.0)
     chunk = max_steps + 1 if pencil else CHUNK
     risks, curve = [], None

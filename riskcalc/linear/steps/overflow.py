@@ -26,9 +26,24 @@ law (samples weights: (N_o / N) (1 - sqrt(d / N_o))^2, N_o their samples; unifor
 with delta = min(abs(q_hi) / (2 k eta), (x_hi - x_lo) / 2): abs(q)^k >= abs(q_hi)^k (1 -
 1 / (2 k))^k >= abs(q_hi)^k / 2, s >= x_hi / 2, abs(R_k) >= (s abs(q)^k - lam) / (s + lam),
 c(s) >= c(x_hi), and F's mass >= (2/3) delta^(3/2) sqrt((x_hi - x_lo) / 2) / (2 pi gamma x_hi).
-Where both bounds exceed the largest double, the values are infinite (as on ``steps.limits``'
-route) without solving (1e6 steps of 0.6 at gamma 1 with 3 clients were refused for memory;
-fuzz39 steps F8). Checked against the pencils (tests): the bounds lie below their values.
+Others' pooled N_o <= d (B singular, or at its hard edge: gamma 2 with 3 clients), gamma != 1
+(fuzz39 steps2 F1, F2): Sherman-Morrison on A = A' + p s u u^T, A' = p S' + B, S' = S - s u u^T,
+gives 1 - p s u^T A^-1 u = 1 / (1 + p s u^T A'^-1 u) >= l / (l + p s), l = lambda_min(A'), so
+the bounds above hold with l in place of l_B. S' >= ell Q, Q the projection on its other
+eigenvectors with s > 0 (rank min(n, d) - 1 ~ alpha d, alpha = min(1 / gamma, 1); ell =
+(sqrt(gamma) - 1)^2 the law's lower nonzero edge), and B >= b P for the rows of any beta d of
+the others' samples (beta <= N_o / d, P the projection on their span, b = beta d w (1 /
+sqrt(beta) - 1)^2 their Gram matrix's lower nonzero edge, w the least weight of a row: 1 / N for
+samples weights, 1 / (M n_max) uniform). Q and P are independent and uniformly oriented, so
+lambda_min(Q + P) -> 1 - sqrt(c+), c+ = (sqrt(alpha (1 - beta)) + sqrt(beta (1 - alpha)))^2 the
+top of Wachter's law of the squared cosines of their principal angles, < 1 when alpha + beta > 1
+(pooled N > d leaves such beta; at alpha = 1, Q = I - u u^T and lambda_min(Q + P) = 1 - sqrt(1 -
+norm(P u)^2) -> 1 - sqrt(1 - beta), the same c+): l >= min(p ell, b) (1 - sqrt(c+)), the largest
+over a grid of beta in (1 - alpha, N_o / d). Where both bounds exceed the largest double, the
+values are infinite (as on ``steps.limits``' route) without solving (1e6 steps of 0.6 at gamma 1
+with 3 clients were refused for memory; fuzz39 steps F8; 1000 of 1 at gamma 2 with 3 clients
+took ~90 s, F1 here).
+Checked against the pencils (tests): the bounds lie below their values.
 """
 
 from __future__ import annotations
@@ -41,8 +56,8 @@ LOG_MAX = float(np.log(np.finfo(float).max))
 
 def log_bounds(method, gam, r, sigma, count, lam, weights, steps, step_size, target=0):
     """log of the lower bounds of the target's bias and variance after ``steps`` (array)
-    divergent steps (module docstring), -inf where they say nothing (others' pooled N <= d,
-    a convergent step, r or sigma 0).
+    divergent steps (module docstring), -inf where they say nothing (others' pooled N <= d
+    with the target's gamma 1, a convergent step, r or sigma 0).
 
     Parameters
     ----------
@@ -66,16 +81,18 @@ def log_bounds(method, gam, r, sigma, count, lam, weights, steps, step_size, tar
     lm = float(lam[target]) if method == "rtfa" else 0.0
     inv = count / gam                                  # n_j / d per group (all its clients)
     others = float(np.sum(inv) - 1.0 / g)              # N_o / d: all but the target client
-    q_hi = eta * (lm + (1.0 + np.sqrt(g)) ** 2) - 1.0  # abs(q) at the top (q < -1 there)
-    if others <= 1.0 or q_hi <= 1.0:
+    with np.errstate(over="ignore"):
+        q_hi = eta * (lm + (1.0 + np.sqrt(g)) ** 2) - 1.0  # abs(q) at the top (q < -1 there)
+    if not 1.0 < q_hi < np.inf:     # step_size 1e308 warned (the pencils answer; steps2 F4)
         return none, none
-    edge = (1.0 - 1.0 / np.sqrt(others)) ** 2
     if weights == "samples":
-        p, l_b = 1.0 / g / np.sum(inv), others / np.sum(inv) * edge
+        p, per_row = 1.0 / g / np.sum(inv), 1.0 / np.sum(inv)
     else:
         rest = np.ones(gam.size, bool) if count[target] > 1 else np.arange(gam.size) != target
-        p = 1.0 / np.sum(count)
-        l_b = others * float(np.min(gam[rest])) / np.sum(count) * edge
+        p, per_row = 1.0 / np.sum(count), float(np.min(gam[rest])) / np.sum(count)
+    l_b = _floor(others, g, p, per_row)
+    if not l_b > 0.0:
+        return none, none
     hi, lo = (1.0 + np.sqrt(g)) ** 2, (1.0 - np.sqrt(g)) ** 2
     k = np.maximum(k, 1.0)
     delta = np.minimum(q_hi / (2.0 * k * eta), 0.5 * (hi - lo))
@@ -94,6 +111,22 @@ def log_bounds(method, gam, r, sigma, count, lam, weights, steps, step_size, tar
                    + 2 * (amp + np.log1p(-np.exp(-amp))))
     return (np.where(ok & np.isfinite(log_bias), log_bias, -np.inf).reshape(none.shape),
             np.where(ok & np.isfinite(log_var), log_var, -np.inf).reshape(none.shape))
+
+
+def _floor(others, g, p, per_row):
+    """A lower bound l of lambda_min(A - p s u u^T) in the limit (module docstring), 0 where
+    none is proven; ``others`` = N_o / d, ``per_row`` the least weight of an other's sample
+    row (B >= per_row X_o^T X_o)."""
+    if others > 1.0:                # B alone: its lower edge
+        return others * per_row * (1.0 - 1.0 / np.sqrt(others)) ** 2
+    alpha = min(1.0 / g, 1.0)       # the rank of S's other eigenvectors, per d
+    if g == 1.0 or others + alpha <= 1.0:
+        return 0.0
+    beta = np.linspace(1.0 - alpha, others, 66)[1:-1]     # a subset's rows, per d
+    kappa = np.minimum(p * (np.sqrt(g) - 1.0) ** 2,
+                       beta * per_row * (1.0 / np.sqrt(beta) - 1.0) ** 2)
+    cos2 = (np.sqrt(alpha * (1.0 - beta)) + np.sqrt(beta * (1.0 - alpha))) ** 2
+    return float(np.max(kappa * (1.0 - np.sqrt(cos2))))
 
 
 def overflowed(method, gam, r, sigma, count, lam, weights, steps, step_size, target=0):
