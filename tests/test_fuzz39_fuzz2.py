@@ -1,0 +1,36 @@
+"""Issue 32, fuzz39 (fuzz2): what this fuzz found, each test failing before."""
+
+import time
+
+from tests.helpers import run_cli
+
+SWEEP = ["sweep", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5", "--d",
+         "20", "--reps", "2", "--no-progress"]
+
+
+def test_sweep_stops_in_flight_but_a_cached_sweep_runs_at_any_limit(monkeypatch, tmp_path,
+                                                                   capsys):
+    """F1: ``sweep``'s --max-minutes estimate counts the simulation only, and nothing stopped
+    the rest: a finite-M maml_fl prediction of 41 clients under powerlaw:1,200 ran 26.6 s
+    against a 12 s limit (compare stops there). Now the sweep stops in flight, writing
+    nothing and naming its cache; a fully cached sweep still runs at any limit."""
+    import montecarlo.sweep as ms
+
+    cache, out = tmp_path / "c.jsonl", tmp_path / "a.csv"
+    assert run_cli(SWEEP + ["--cache", cache, "--out", out], capsys)[0] == 0
+    real = ms._limits
+
+    def slow(*a, **kw):
+        time.sleep(0.3)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(ms, "_limits", slow)
+    tiny = ["--max-minutes", "0.001"]        # 0.06 s
+    other = SWEEP[:3] + ["3"] + SWEEP[4:]     # --gamma 3: not in the cache
+    code, stdout, err = run_cli(other + tiny, capsys)
+    assert code == 2 and stdout == "" and "stopped at the --max-minutes limit" in err
+    assert "nothing was kept: give --cache FILE" in err and len(err.splitlines()) == 1
+    code, _, err = run_cli(other + ["--cache", cache] + tiny, capsys)
+    assert code == 2 and f"finished tasks are kept in {cache}" in err
+    code, _, err = run_cli(SWEEP + ["--cache", cache, "--out", out] + tiny, capsys)
+    assert code == 0, err
