@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from tests.helpers import run_cli
 
 SWEEP = ["sweep", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5", "--d",
@@ -34,3 +36,15 @@ def test_sweep_stops_in_flight_but_a_cached_sweep_runs_at_any_limit(monkeypatch,
     assert code == 2 and f"finished tasks are kept in {cache}" in err
     code, _, err = run_cli(SWEEP + ["--cache", cache, "--out", out] + tiny, capsys)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("step, said", [
+    (["--gamma", "1", "--eta", "100"], "got eta=100.0, 1/L_l=0.5"),
+    (["--gamma", "3", "--eta", "0.1"], "got gamma=3.0, 1/L_g=2.0")])
+def test_inner_loop_iterations_names_the_step_and_its_bound(step, said, capsys):
+    """F2: ``bounds inner_loop_iterations --L 1 --mu 1 --lam 1 --gamma 1 --eta 100`` said
+    "eta must lie in (0, 1/L_l]" without eta or 1/L_l (outer_rate's message gives both), and
+    gamma past 1/L_g likewise."""
+    code, out, err = run_cli(["bounds", "inner_loop_iterations", "--L", "1", "--mu", "1",
+                              "--lam", "1"] + step, capsys)
+    assert code == 2 and out == "" and said in err
