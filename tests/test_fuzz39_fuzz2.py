@@ -48,3 +48,15 @@ def test_inner_loop_iterations_names_the_step_and_its_bound(step, said, capsys):
     code, out, err = run_cli(["bounds", "inner_loop_iterations", "--L", "1", "--mu", "1",
                               "--lam", "1"] + step, capsys)
     assert code == 2 and out == "" and said in err
+
+
+def test_a_set_range_of_one_point_must_not_drop_its_stop(tmp_path, capsys):
+    """F3: ``simulate --set lam=1:2:1`` ran lam = 1 alone (numpy's linspace of one point is its
+    start), silently dropping the stop 2. A one-point range now needs start = stop; the
+    message names the key."""
+    from montecarlo.experiments.presets import parse_value
+
+    assert parse_value("1:1:1") == [1.0] and parse_value("2:1:2") == [2.0, 1.0]
+    code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "lam=1:2:1", "--out",
+                              tmp_path / "a.csv"], capsys)
+    assert code == 2 and out == "" and "--set lam: the range '1:2:1' has 1 point" in err

@@ -138,11 +138,17 @@ def parse_value(text: str):
             num, a, b = int(k), decimal(a), decimal(b)
             if not (1 <= num <= MAX_RANGE_POINTS and np.isfinite(a) and np.isfinite(b)):
                 raise ValueError
-            return [float(v) for v in np.linspace(a, b, num)]
         except ValueError:
             raise ValueError(f"a range must read start:stop:num with finite start and stop and "
                              f"num an integer in [1, {MAX_RANGE_POINTS}], got {text!r}"
                              ) from None
+        if num == 1 and a != b:
+            # One point is start: the stop was dropped silently (lam=1:2:1 ran lam = 1 alone;
+            # fuzz39 fuzz2 F3).
+            raise ValueError(f"the range {text!r} has 1 point, which cannot reach its stop "
+                             f"{b:g} (start:stop:num spaces num points from start to stop, "
+                             "both included): give num >= 2, or the one value")
+        return [float(v) for v in np.linspace(a, b, num)]
     if "," in text:
         try:
             return [decimal(v) for v in text.split(",")]
