@@ -60,3 +60,27 @@ def test_a_set_range_of_one_point_must_not_drop_its_stop(tmp_path, capsys):
     code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "lam=1:2:1", "--out",
                               tmp_path / "a.csv"], capsys)
     assert code == 2 and out == "" and "--set lam: the range '1:2:1' has 1 point" in err
+
+
+def test_an_inconsistent_cached_replicate_reruns(tmp_path, capsys):
+    """F4: an edited ``--cache`` record whose numbers are valid but inconsistent (bias 5.0
+    beside a risk of 0.69, where the conditional measure's risk is bias + variance exactly;
+    or a negative variance, a quadratic form) was taken into the rows' means silently. Such a
+    record now reruns with the cache's warning, as one of another layout does."""
+    import json
+
+    from montecarlo.replicates import valid_replicate
+
+    cache, out = tmp_path / "c.jsonl", tmp_path / "a.jsonl"
+    assert run_cli(SWEEP + ["--cache", cache, "--out", out], capsys)[0] == 0
+    first = out.read_text()
+    lines = cache.read_text().splitlines()
+    record = json.loads(lines[1])
+    task, result = record["task"], record["result"]
+    assert valid_replicate(task, result)
+    assert not valid_replicate(task, {**result, "variance": [-0.01]})
+    record["result"]["bias"] = [5.0]
+    cache.write_text("\n".join(lines[:1] + [json.dumps(record)] + lines[2:]) + "\n")
+    code, _, err = run_cli(SWEEP + ["--cache", cache, "--out", out], capsys)
+    assert code == 0 and "1 record(s) hold a result" in err
+    assert out.read_text() == first
