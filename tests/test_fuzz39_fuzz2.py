@@ -84,3 +84,17 @@ def test_an_inconsistent_cached_replicate_reruns(tmp_path, capsys):
     code, _, err = run_cli(SWEEP + ["--cache", cache, "--out", out], capsys)
     assert code == 0 and "1 record(s) hold a result" in err
     assert out.read_text() == first
+
+
+def test_compare_by_keywords_takes_a_cache(tmp_path):
+    """F5: ``montecarlo.compare("rtfa", ..., cache=PATH)`` (the keyword form) was a TypeError
+    naming ``Setting.__init__`` (the option fell into the setting's), though
+    ``montecarlo.compare.compare`` takes ``cache`` and ``scheduler``; it now passes both on,
+    and a rerun is read from the cache."""
+    import montecarlo
+
+    kw = dict(gamma=2.0, r=1.0, sigma=0.5, lam=0.5, d=20, reps=2, cache=tmp_path / "c.jsonl")
+    first = montecarlo.compare("rtfa", **kw)
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3
+    again = montecarlo.compare("rtfa", max_minutes=1e-7, scheduler=None, **kw)
+    assert again.summary["risk"]["mean"] == first.summary["risk"]["mean"]
