@@ -98,3 +98,13 @@ def test_compare_by_keywords_takes_a_cache(tmp_path):
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3
     again = montecarlo.compare("rtfa", max_minutes=1e-7, scheduler=None, **kw)
     assert again.summary["risk"]["mean"] == first.summary["risk"]["mean"]
+
+
+def test_a_bound_parameter_below_the_floats_range_is_not_told_it_may_be_0(capsys):
+    """F6: ``bounds fedprox_complexity ... --eps 1e-300`` said "--eps must be 0 or of magnitude
+    in [1e-100, 1e+100]", and then ``--eps 0`` "eps must lie in [1e-100, 1e+100]": the first
+    refusal offered what the second refused. 0 is now offered only where the bound takes it."""
+    argv = ["bounds", "fedprox_complexity", "--L", "1", "--mu", "1", "--lam", "1", "--dist0",
+            "1", "--eps"]
+    code, out, err = run_cli(argv + ["1e-300"], capsys)
+    assert code == 2 and "must be 0 or" not in err and "(or 0, where the bound takes 0)" in err
