@@ -108,3 +108,18 @@ def test_a_bound_parameter_below_the_floats_range_is_not_told_it_may_be_0(capsys
             "1", "--eps"]
     code, out, err = run_cli(argv + ["1e-300"], capsys)
     assert code == 2 and "must be 0 or" not in err and "(or 0, where the bound takes 0)" in err
+
+
+@pytest.mark.parametrize("preset, setting, said", [
+    ("paper001-fig2", "lam=[[1,2]]", "lam must be a 1-d list of numbers"),
+    ("paper000-fig1", "R=[[1,2]]", "R must be a 1-d list of numbers"),
+    ("paper000-fig1", "fedavg.lr=[1]", "fedavg.lr: a method setting takes one value")])
+def test_simulate_refuses_nested_grids_and_listed_method_settings(preset, setting, said,
+                                                                   tmp_path, capsys):
+    """F7: ``simulate --set lam=[[1,2]]`` (and a preset's R grid nested likewise) was a
+    TypeError traceback, and ``--set fedavg.lr=[1]`` one in a worker, after the progress bar
+    had started. Each is now one error line naming the setting, before any work."""
+    code, out, err = run_cli(["simulate", preset, "--set", "m=2", "--set", "d=2", "--set",
+                              setting, "--no-progress", "--out", tmp_path / "a.csv"], capsys)
+    assert code == 2 and out == "" and said in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "a.csv").exists()
