@@ -123,3 +123,15 @@ def test_simulate_refuses_nested_grids_and_listed_method_settings(preset, settin
                               setting, "--no-progress", "--out", tmp_path / "a.csv"], capsys)
     assert code == 2 and out == "" and said in err and len(err.splitlines()) == 1
     assert not (tmp_path / "a.csv").exists()
+
+
+def test_a_target_without_exact_minimizers_is_refused():
+    """F8: ``simulate paper000-fig1 --set target=5`` (exact minimizers off, the preset's
+    default) ran with the target taken and unused: rounds_to_target NaN in the CSV, no note
+    (an option without effect). It now asks for exact=true; with it the target is kept."""
+    from montecarlo.experiments.presets import resolve
+
+    with pytest.raises(ValueError, match="add --set exact=true, or leave out target"):
+        resolve("paper000-fig1", {"target": 5, "m": 2})
+    assert resolve("paper000-fig1", {"target": 5, "exact": True, "m": 2})["target"] == 5.0
+    assert resolve("paper001-fig2", {"exact": False, "m": 2})["target"] == 1e4   # its default

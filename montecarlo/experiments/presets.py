@@ -225,6 +225,12 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if twice:
             raise ValueError(f"methods lists {twice[0]} twice: give each method once")
         spec["methods"] = {k: spec["methods"][k] for k in keep}
+    if overrides.get("target") is not None and not spec["exact"]:
+        # Counted to the exact minimizer: without it a target given had no effect (NaN
+        # rounds_to_target in paper000-fig1's CSV, no note; fuzz39 fuzz2 F8).
+        raise ValueError("target counts the rounds to get target times closer to the exact "
+                         f"minimizer, which preset {spec['preset']} does not compute here: add "
+                         "--set exact=true, or leave out target")
     grid = spec["params"].get(spec["grid"], spec["grid_values"])
     if np.size(grid) == 0:
         raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")
