@@ -135,3 +135,18 @@ def test_a_target_without_exact_minimizers_is_refused():
         resolve("paper000-fig1", {"target": 5, "m": 2})
     assert resolve("paper000-fig1", {"target": 5, "exact": True, "m": 2})["target"] == 5.0
     assert resolve("paper001-fig2", {"exact": False, "m": 2})["target"] == 1e4   # its default
+
+
+def test_a_bound_keeps_the_shape_of_the_parameters_given_as_arrays():
+    """F9: ``outer_rate(L=[1, 2], mu=1, lam=1, gamma=0.5)`` was one number (the rate does not
+    depend on L), where every other bound answers an array per array parameter; and
+    ``bilevel_constants(L=[], ...)`` mixed numbers with empty arrays. Results now take the
+    parameters' broadcast shape."""
+    import numpy as np
+
+    from riskcalc.minimax import fedprox_bilevel as fb
+
+    assert np.shape(fb.outer_rate([1, 2], 1, 1, 0.5)) == (2,)
+    assert np.shape(fb.outer_rate(np.ones((2, 2)), 1, 1, 0.5)) == (2, 2)
+    assert isinstance(fb.outer_rate(1, 1, 1, 0.5), float)
+    assert all(np.shape(v) == (0,) for v in fb.bilevel_constants(np.array([]), 1, 1).values())
