@@ -150,3 +150,17 @@ def test_a_bound_keeps_the_shape_of_the_parameters_given_as_arrays():
     assert np.shape(fb.outer_rate(np.ones((2, 2)), 1, 1, 0.5)) == (2, 2)
     assert isinstance(fb.outer_rate(1, 1, 1, 0.5), float)
     assert all(np.shape(v) == (0,) for v in fb.bilevel_constants(np.array([]), 1, 1).values())
+
+
+def test_rate_check_names_a_bad_bound_array_as_the_bound():
+    """F10: ``rate_check(grid, errors, bound=-1/N, c=0.5, C=2)`` said "C must lie in [0, inf),
+    got -0.01": the bound array was checked under the name of its fitted constant, "C",
+    which is also the band's upper edge (given valid). It is now named "bound"."""
+    import numpy as np
+
+    from riskcalc.minimax.ratecheck import rate_check
+
+    N = np.array([100.0, 200.0, 400.0, 800.0])
+    with pytest.raises(ValueError, match=r"^bound must lie in \[0, inf\), got -0.01"):
+        rate_check({"N": N}, 1 / N, -1 / N, 0.5, 2.0)
+    assert rate_check({"N": N}, 1 / N, 1 / N, 0.5, 2.0).within
