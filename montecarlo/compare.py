@@ -257,7 +257,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                    clients: int | None = None, global_model: str | None = None,
                    weights: str = "samples", measure: str = "conditional",
                    steps: int | None = None, step_size: float | None = None,
-                   route: str = "auto", n_jobs: int = 1, progress: bool = False,
+                   route: str = "auto", n_jobs: int = 1, scheduler: str | None = None,
+                   progress: bool = False, cache=None,
                    max_minutes: float | None = MAX_MINUTES, **setting_options) -> Comparison:
     """Predicted vs simulated bias, variance and risk of one client, from plain keywords.
 
@@ -294,10 +295,10 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         Personalize by this many full-batch gradient steps of this size.
     route : str
         The riskcalc route of the prediction.
-    n_jobs : int
-        Worker processes.
-    progress : bool
-        Show a progress bar on stderr.
+    n_jobs, scheduler, progress, cache
+        As in ``compare`` (worker processes, a dask scheduler, a progress bar on stderr, a
+        resumable JSON-lines cache; ``cache=`` was a TypeError naming ``Setting``: fuzz39
+        fuzz2 F5).
     max_minutes : float or None
         Refuse a run estimated to take longer (``check_minutes``; None: no limit).
     **setting_options
@@ -333,8 +334,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
     return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
-                   step_size=step_size, route=route, n_jobs=n_jobs, progress=progress,
-                   max_minutes=max_minutes)
+                   step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
+                   progress=progress, cache=cache, max_minutes=max_minutes)
 
 
 def unused_options(method: str, global_model, given, student_t: bool,

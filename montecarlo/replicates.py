@@ -7,6 +7,7 @@ the check of a cached result's layout (``valid_replicate``), for ``montecarlo.ru
 from __future__ import annotations
 
 import hashlib
+import math
 import inspect
 from pathlib import Path
 
@@ -93,10 +94,16 @@ def valid_replicate(task: dict, result) -> bool:
     ``n`` (``run_tasks(valid=)``: another layout reruns; it was a traceback, or NaN rows).
     A NaN, which no replicate returns (diverging steps are inf), is no number either: JSON's
     ``NaN`` in an edited record was taken, an empty simulated mean in the rows (fuzz39 fuzz
-    F8)."""
+    F8). Each quantity is a quadratic form, >= 0, and the ``conditional`` measure's risk is
+    bias + variance (``measure``): an edited record with bias 5.0 beside a risk of 0.69 was
+    taken, in the rows' means (fuzz39 fuzz2 F4)."""
     def numbers(v):
         return isinstance(v, list) and len(v) == len(task["tunings"]) and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and x == x for x in v)
+            isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in v)
 
-    return isinstance(result, dict) and all(numbers(result.get(q)) for q in QUANTITIES) \
-        and isinstance(result.get("n"), int) and not isinstance(result["n"], bool)
+    if not (isinstance(result, dict) and all(numbers(result.get(q)) for q in QUANTITIES)
+            and isinstance(result.get("n"), int) and not isinstance(result["n"], bool)):
+        return False
+    return task.get("kind") != "conditional" or all(
+        math.isclose(r, b + v, rel_tol=1e-12)
+        for b, v, r in zip(*(result[q] for q in QUANTITIES)))

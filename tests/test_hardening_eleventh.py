@@ -69,8 +69,10 @@ def test_finite_steps_under_a_large_spectrum_are_bounded_before_solving(monkeypa
 # was: --m nan "cannot convert float NaN to integer" (no parameter named); --d 1e400 an
 # OverflowError traceback.
 @pytest.mark.parametrize("bad, message", [
-    ("--m nan --d 10", "error: --m must be 0 or of magnitude in [1e-100, 1e+100], got nan"),
-    ("--m 2 --d 1e400", "error: --d must be 0 or of magnitude in [1e-100, 1e+100], got inf"),
+    ("--m nan --d 10", "error: --m must be of magnitude in [1e-100, 1e+100] (or 0, where the bound "
+                         "takes 0), got nan"),
+    ("--m 2 --d 1e400", "error: --d must be of magnitude in [1e-100, 1e+100] (or 0, where the "
+                        "bound takes 0), got inf"),
 ])
 def test_bounds_refuse_nan_and_overflowing_counts(bad, message, capsys):
     line = _one_error_line(f"bounds lower_bound_aer --N 100 --R 1 {bad}".split(), capsys)

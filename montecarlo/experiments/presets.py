@@ -31,7 +31,7 @@ import numpy as np
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.linear.instances import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, positive_int, real
 from riskcalc._text import decimal, distinct
 from riskcalc.papers import cite
 
@@ -138,11 +138,17 @@ def parse_value(text: str):
             num, a, b = int(k), decimal(a), decimal(b)
             if not (1 <= num <= MAX_RANGE_POINTS and np.isfinite(a) and np.isfinite(b)):
                 raise ValueError
-            return [float(v) for v in np.linspace(a, b, num)]
         except ValueError:
             raise ValueError(f"a range must read start:stop:num with finite start and stop and "
                              f"num an integer in [1, {MAX_RANGE_POINTS}], got {text!r}"
                              ) from None
+        if num == 1 and a != b:
+            # One point is start: the stop was dropped silently (lam=1:2:1 ran lam = 1 alone;
+            # fuzz39 fuzz2 F3).
+            raise ValueError(f"the range {text!r} has 1 point, which cannot reach its stop "
+                             f"{b:g} (start:stop:num spaces num points from start to stop, "
+                             "both included): give num >= 2, or the one value")
+        return [float(v) for v in np.linspace(a, b, num)]
     if "," in text:
         try:
             return [decimal(v) for v in text.split(",")]
@@ -197,9 +203,10 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
             _set_hyper(spec, key, value)
         elif key == spec["grid"] and key not in builder_args:
             # A grid of the methods' penalty (paper001-fig2's lam), checked here as the
-            # algorithms do (lam > 0): lam=0 was refused in a worker, after the progress bar.
+            # algorithms do (lam > 0): lam=0 was refused in a worker, after the progress bar;
+            # a nested list (lam=[[1,2]]) was a TypeError traceback (fuzz39 fuzz2 F7).
             spec["grid_values"] = [float(v) for v in np.atleast_1d(
-                as_array(key, value, low=0.0, low_open=True))]
+                as_array(key, value, low=0.0, low_open=True, ndim=1))]
         elif key in builder_args:
             spec["params"][key] = value
         else:
@@ -218,11 +225,18 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if twice:
             raise ValueError(f"methods lists {twice[0]} twice: give each method once")
         spec["methods"] = {k: spec["methods"][k] for k in keep}
+    if overrides.get("target") is not None and not spec["exact"]:
+        # Counted to the exact minimizer: without it a target given had no effect (NaN
+        # rounds_to_target in paper000-fig1's CSV, no note; fuzz39 fuzz2 F8).
+        raise ValueError("target counts the rounds to get target times closer to the exact "
+                         f"minimizer, which preset {spec['preset']} does not compute here: add "
+                         "--set exact=true, or leave out target")
     grid = spec["params"].get(spec["grid"], spec["grid_values"])
     if np.size(grid) == 0:
         raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")
     # A grid value given twice was one row of the table (R=0.5,0.5), silently.
-    distinct(spec["grid"], [float(v) for v in np.atleast_1d(np.asarray(grid, dtype=float))])
+    # A 1-d list of numbers (R=[[1,2]] was a TypeError traceback; fuzz39 fuzz2 F7).
+    distinct(spec["grid"], [float(v) for v in np.atleast_1d(real(spec["grid"], grid, ndim=1))])
     _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
     # Fail now, not in a worker, on a bad parameter: on an instance of at most 2 clients,
     # samples and dimensions (the sizes are checked above); the full one took minutes at
@@ -278,6 +292,12 @@ def _set_hyper(spec, key, value):
         # apgd1.lam=2 under paper001-fig2's lam grid ran at the grid's lam, silently.
         raise ValueError(f"{key}: {hp} is the grid of preset {spec['preset']}, given to every "
                          f"method at each grid value; set it with --set {hp}=VALUE[,VALUE...]")
+    if isinstance(value, (list, tuple, dict)) or getattr(value, "ndim", 0) > 0:
+        # One value per method setting (fedavg.lr=[1] was a TypeError traceback in a worker,
+        # after the progress bar; fuzz39 fuzz2 F7).
+        raise ValueError(f"{key}: a method setting takes one value (a number, true/false, "
+                         f"null or a name), got {value!r}; the grid of preset "
+                         f"{spec['preset']} is {spec['grid']} (--set {spec['grid']}=V1,V2,...)")
     labels = list(spec["methods"]) if label == "*" else [label]
     hit = False
     for lab in labels:

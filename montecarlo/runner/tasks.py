@@ -202,7 +202,8 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
              if valid is not None and k in done and not valid(task, done[k])}
     if stale:
         warnings.warn(f"cache {cache}: {len(stale)} record(s) hold a result of another layout "
-                      "(an earlier fedrisk's, or edited); their tasks rerun", CacheWarning,
+                      "or numbers their task cannot return (an earlier fedrisk's, or edited); "
+                      "their tasks rerun", CacheWarning,
                       stacklevel=2)
     todo = [i for i, k in enumerate(keys) if k not in done or k in stale]
     # The cache is opened before the progress bar is drawn: a file that cannot be appended

@@ -65,8 +65,10 @@ def _values(name: str, text: str) -> list[float]:
     for part, v in zip(text.split(","), vals):
         # The range first: it refuses nan and inf, which are no integers either.
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
-            raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
-                             f"{RANGE[1]:g}], got {v!r}")
+            # "0 or" only where the bound takes 0 (--eps 1e-300 was told "must be 0 or ...",
+            # then --eps 0 "must lie in [1e-100, 1e+100]"; fuzz39 fuzz2 F6).
+            raise ValueError(f"--{name} must be of magnitude in [{RANGE[0]:g}, {RANGE[1]:g}] "
+                             f"(or 0, where the bound takes 0), got {v!r}")
         if name in COUNTS:
             exact = _whole(part)
             if exact is None:

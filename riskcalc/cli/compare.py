@@ -68,7 +68,8 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="run on a dask.distributed scheduler (tcp://host:port, or 'local')")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="riskcalc route of the prediction (default auto)")
-    guards.add_budget_option(p, logistic=True, stop=None if multi else (
+    guards.add_budget_option(p, logistic=True, stop=(
+        "writes nothing (the linear model; --cache keeps the finished tasks)" if multi else
         "prints nothing (a comparison has no partial answer)"))
 
 

@@ -67,7 +67,10 @@ def parse_settings(items) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = parse_value(value.strip())
+        try:
+            out[key.strip()] = parse_value(value.strip())
+        except ValueError as exc:       # named (a range's message named no key)
+            raise ValueError(f"--set {key.strip()}: {exc}") from None
         for v in np.atleast_1d(np.asarray(out[key.strip()], dtype=object)).ravel():
             if isinstance(v, (int, float)) and not isinstance(v, bool) \
                     and not abs(v) <= MAX_VALUE:

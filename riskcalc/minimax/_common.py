@@ -70,13 +70,32 @@ def broadcasting(func):
                 if arr.dtype.kind in "iuf":
                     shapes[name] = arr.shape
         try:
-            np.broadcast_shapes(*shapes.values())
+            shape = np.broadcast_shapes(*shapes.values())
         except ValueError:
             raise ValueError("the parameters given as arrays must broadcast together, got "
                              + ", ".join(f"{k} of shape {v}" for k, v in shapes.items())
                              ) from None
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        return result if not shapes else _spread(result, shape)
     return checked
+
+
+def _spread(value, shape):
+    """``value`` (a number, an array, or a dict of them) broadcast to the parameters' ``shape``:
+    a result that does not depend on a parameter given as an array kept its own shape
+    (outer_rate of L = [1, 2] was one number; bilevel_constants of an empty L mixed numbers
+    with empty arrays; fuzz39 fuzz2 F9)."""
+    if isinstance(value, dict):
+        return {k: _spread(v, shape) for k, v in value.items()}
+    if not isinstance(value, (int, float, np.ndarray, np.generic)):
+        return value                # a record of its own (fedprox_lambda's), kept
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf" or arr.shape == shape:
+        return value
+    try:
+        return np.broadcast_to(arr, np.broadcast_shapes(arr.shape, shape)).copy()
+    except ValueError:
+        return value
 
 
 def smooth_convex(beta_name: str, beta, mu_name: str, mu):

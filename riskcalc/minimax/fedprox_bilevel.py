@@ -99,11 +99,15 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     c = bilevel_constants(L, mu, lam)
     g = positive("gamma", gamma)
     e = positive("eta", eta)
+    # Each range with the value and its bound, as outer_rate's (was the range alone: eta 100
+    # at L = 1 was "eta must lie in (0, 1/L_l]"; fuzz39 fuzz2 F2).
     if np.any(g * c["L_g"] >= 1):
-        raise ValueError("gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004)")
+        raise ValueError(f"gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004), got "
+                         f"gamma={gamma!r}, 1/L_g={(1 / np.asarray(c['L_g'])).tolist()!r}")
     # eta = 1/L_l is admissible; the slack absorbs its rounding.
     if np.any(e * c["L_l"] > 1 + 1e-12):
-        raise ValueError("eta must lie in (0, 1/L_l] (Theorem 2 of paper 004)")
+        raise ValueError(f"eta must lie in (0, 1/L_l] (Theorem 2 of paper 004), got "
+                         f"eta={eta!r}, 1/L_l={(1 / np.asarray(c['L_l'])).tolist()!r}")
     x = e * c["mu_l"]
     return _inner_length(lam, mu, g * c["L_g"], x, 1 - x)
 

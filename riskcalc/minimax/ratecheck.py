@@ -246,7 +246,10 @@ def rate_check(grid: Mapping[str, object], errors, bound, c: float, C: float,
     if lo > hi:
         raise ValueError(f"c must be <= C, got c={c!r}, C={C!r}")
     y = positive("errors", errors)
-    terms = dict(bound) if isinstance(bound, Mapping) else {"C": bound}
+    # An array bound is checked as "bound": a negative or NaN value was "C must lie in [0,
+    # inf)", naming the band's upper edge, given valid (fuzz39 fuzz2 F10).
+    terms = dict(bound) if isinstance(bound, Mapping) else {
+        "C": as_array("bound", bound, low=0.0)}
     const = fit_constants(terms, y, level=level)
     total = sum(np.broadcast_to(as_array(k, v, low=0.0), y.shape) for k, v in terms.items())
     varying = {k: v for k, v in grid.items()
