@@ -288,7 +288,7 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
     weights = "samples" if weights is None else weights
-    bias, var = finite_clients.spec_clients_limit(spec, clients, weights)
+    bias, var, said = finite_clients.spec_clients_limit(spec, clients, weights)
     risk = bias + var
     scalar = np.shape(bias) == ()
     out = [float(x) if scalar else x for x in (bias, var, risk)]
@@ -296,7 +296,8 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
     params = {**spec.params(), "clients": int(clients), "weights": weights}
     return LimitResult(spec.method, params, *out, route="finite_clients",
                        notes=finite_clients.notes(spec.method, gamma,
-                                                  np.broadcast_to(spec.penalty, np.shape(bias))))
+                                                  np.broadcast_to(spec.penalty, np.shape(bias)))
+                       + said)
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:

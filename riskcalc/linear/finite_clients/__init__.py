@@ -373,7 +373,9 @@ def notes(method: str, gam, lam) -> tuple:
 
 def spec_clients_limit(spec, clients, weights: str = "samples"):
     """Bias and variance of ``spec``'s client in a federation of ``clients`` clients that all
-    share its parameters (the target among them); broadcast over array parameters.
+    share its parameters (the target among them); broadcast over array parameters; and the
+    notes of the routes taken (``pfedme_sigma.own_limits``'s fallback: they were dropped, so
+    ``limit(clients=M)`` did not say so where ``clients_limit`` did; fuzz39 api F1).
 
     Raises
     ------
@@ -390,8 +392,10 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
                              spec.info.tuning or "tuning": tuning})
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
+    said = {}
     for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
-        b, v, _ = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
-                          spec.spectrum)
+        b, v, route_notes = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
+                                    spec.spectrum)
         bias[k], var[k] = b[0], v[0]
-    return bias.reshape(shape), var.reshape(shape)
+        said.update(dict.fromkeys(route_notes))
+    return bias.reshape(shape), var.reshape(shape), tuple(said)
