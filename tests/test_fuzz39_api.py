@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import riskcalc
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import pfedme_sigma
@@ -25,3 +27,23 @@ def test_limit_clients_carries_the_fallback_note(monkeypatch, capsys):
     code, out, _ = run_cli(["predict", "pfedme", "--gamma", 2, "--r", 1, "--sigma", 0.5,
                             "--lam", 0.5, "--clients", 3, "--json"], capsys)
     assert code == 0 and any(FALLBACK in n for n in json.loads(out)["notes"])
+
+
+def test_local_baselines_answer_with_clients_in_python_as_on_the_command_line(capsys):
+    """F2: ``limit("local_ridge", clients=5)`` was refused ("finite-clients limits are
+    implemented for ...") where ``predict --clients 5`` answered the oracle limit with a note;
+    ``predict --clients M --weights uniform`` took the weights and ignored them where
+    ``--federation`` refused them."""
+    kw = dict(gamma=2.0, rho=1.0, sigma=0.5, lam=0.5)
+    res = riskcalc.limit("local_ridge", clients=5, **kw)
+    assert res.risk == riskcalc.limit("local_ridge", **kw).risk
+    assert res.params["clients"] == 5 and res.params["weights"] == "samples"
+    assert "uses no global model" in res.notes[-1]
+    code, out, _ = run_cli(["predict", "local_ridge", "--gamma", 2, "--rho", 1, "--sigma", 0.5,
+                            "--lam", 0.5, "--clients", 5, "--json"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(json.dumps(res.as_dict()))
+    with pytest.raises(ValueError, match="weights must be one of samples, uniform"):
+        riskcalc.limit("local", gamma=2.0, rho=1.0, sigma=0.5, clients=5, weights="bogus")
+    code, _, err = run_cli(["predict", "local_ridge", "--gamma", 2, "--rho", 1, "--sigma", 0.5,
+                            "--lam", 0.5, "--clients", 5, "--weights", "uniform"], capsys)
+    assert code == 2 and err.startswith("error: --weights does not apply to local_ridge")

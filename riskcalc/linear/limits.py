@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc import _frames, solvers
-from riskcalc._validate import one_of
+from riskcalc._validate import one_of, positive_int
+from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
@@ -123,7 +124,10 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
     ``finite_clients.sigma``; pfedme and maml_fl with any spectrum, ``finite_clients.pfedme_sigma``,
     ``finite_clients.maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit
-    (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
+    (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``. The local baselines
+    (``local``, ``local_ridge``) use no global model: with ``clients=M`` they answer their
+    oracle limit with a note saying so (as ``predict --clients M``; ``weights`` is checked and
+    recorded, as by ``steps_limit``).
 
     Parameters
     ----------
@@ -207,6 +211,8 @@ def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
 
 
 def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
+    if clients is not None and spec.info.signal == "rho":
+        return _local_with_clients(spec, route, clients, weights)
     if clients is not None:
         return _finite_clients_limit(spec, route, clients, weights)
     if weights is not None:
@@ -298,6 +304,20 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
                        notes=finite_clients.notes(spec.method, gamma,
                                                   np.broadcast_to(spec.penalty, np.shape(bias)))
                        + said)
+
+
+def _local_with_clients(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
+    """A local baseline (``local``, ``local_ridge``) in a federation of ``clients`` clients: it
+    uses no global model, so its limit is the oracle one whatever M and the weights, with both
+    in the params (validated, as ``steps_limit`` does for them) and a note saying so, as
+    ``predict --clients M`` answers (``limit`` refused it as "finite-clients limits are
+    implemented for ..."; fuzz39 api F2)."""
+    clients = positive_int("clients", clients)
+    weights = check_weights("samples" if weights is None else weights)
+    res = _spec_limit(spec, route, None, None)
+    return replace(res, params={**res.params, "clients": clients, "weights": weights},
+                   notes=res.notes + (f"{spec.method} uses no global model: the other clients "
+                                      "of the federation play no part",))
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:
