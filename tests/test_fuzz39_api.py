@@ -47,3 +47,27 @@ def test_local_baselines_answer_with_clients_in_python_as_on_the_command_line(ca
     code, _, err = run_cli(["predict", "local_ridge", "--gamma", 2, "--rho", 1, "--sigma", 0.5,
                             "--lam", 0.5, "--clients", 5, "--weights", "uniform"], capsys)
     assert code == 2 and err.startswith("error: --weights does not apply to local_ridge")
+
+
+def _federation(tmp_path, gammas):
+    clients = [{"name": f"c{j}", "gamma": g, "r": 1.0, "sigma": 0.5}
+               for j, g in enumerate(gammas)]
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "d": 20, "clients": clients}))
+    return str(path)
+
+
+def test_notes_about_another_client_name_it(tmp_path, capsys):
+    """F3: ``compare ftfa --federation F`` (target at gamma 0.5, client 1 at gamma 1) printed
+    "gamma = 1 ... the min-norm variance is infinite" beside the target's finite predicted
+    variance, naming no client (``clients_limit``'s note)."""
+    path = _federation(tmp_path, [0.5, 1.0])
+    code, out, err = run_cli(["compare", "ftfa", "--federation", path, "--reps", 2,
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    assert "note: gamma = 1 with no ridge penalty at client 1 (0-based" in out
+    res = riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0, 1.0, 1.0], r=1.0, sigma=0.5,
+                                 alpha=0.1)
+    assert "at clients 2, 3 (0-based, in the order given)" in res.notes[0]
+    assert "at client" not in riskcalc.limit("ftfa", gamma=1.0, r=1.0, sigma=0.5,
+                                             clients=3).notes[0]

@@ -249,7 +249,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),
-                        notes=notes(info.name, gam, lam_arr) + said, diagnostics=diagnostics)
+                        notes=notes(info.name, gam, lam_arr, per_client=True) + said,
+                        diagnostics=diagnostics)
 
 
 def unique_rows(table):
@@ -361,14 +362,27 @@ def _own_least_squares(method, gam, sigma, tuning, limits):
     return np.where(own, 0.0, bias), np.where(own, own_var, var)
 
 
-def notes(method: str, gam, lam) -> tuple:
+def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
     """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
-    MAML-FL, whose personalization is the min-norm interpolation whatever alpha)."""
+    MAML-FL, whose personalization is the min-norm interpolation whatever alpha).
+    ``per_client``: ``gam`` and ``lam`` are the federation's clients (``clients_limit``), and
+    the note names those it concerns by their 0-based index (the command line gives the
+    target first, then the other clients in the file's order): a note about another client was
+    printed by ``compare --federation`` beside the target's finite variance as if it were the
+    target's (fuzz39 api F3)."""
     penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
-    if method != "fedavg" and np.any((np.asarray(gam) == 1) & (penalty == 0)):
+    hit = (np.asarray(gam) == 1) & (penalty == 0)
+    if method == "fedavg" or not np.any(hit):
+        return ()
+    if not per_client:
         return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
                 "min-norm variance is infinite",)
-    return ()
+    ids = np.flatnonzero(hit).tolist()
+    who = ", ".join(map(str, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    one = len(ids) == 1
+    return (f"gamma = 1 with no ridge penalty at client{'' if one else 's'} {who} (0-based, in "
+            f"the order given): the interpolation threshold, where {'its' if one else 'their'} "
+            "min-norm variance is infinite",)
 
 
 def spec_clients_limit(spec, clients, weights: str = "samples"):
