@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 import riskcalc
@@ -71,3 +72,19 @@ def test_notes_about_another_client_name_it(tmp_path, capsys):
     assert "at clients 2, 3 (0-based, in the order given)" in res.notes[0]
     assert "at client" not in riskcalc.limit("ftfa", gamma=1.0, r=1.0, sigma=0.5,
                                              clients=3).notes[0]
+
+
+def test_limit_broadcasts_over_clients_as_logistic_limit():
+    """F4: ``limit(clients=[3, 5])`` was refused ("clients must be an integer") where
+    ``logistic_limit`` broadcasts over a list of clients; a ragged list is named."""
+    kw = dict(gamma=[[2.0], [1.5]], r=1.0, sigma=0.5, lam=0.5)
+    res = riskcalc.limit("rtfa", clients=np.array([3, 1000]), **kw)
+    for i, g in enumerate((2.0, 1.5)):
+        for j, m in enumerate((3, 1000)):
+            one = riskcalc.limit("rtfa", clients=m, **{**kw, "gamma": g})
+            assert res.risk[i, j] == pytest.approx(one.risk, rel=1e-13)
+    assert json.loads(json.dumps(res.as_dict()))["params"]["clients"] == [3, 1000]
+    local = riskcalc.limit("local", gamma=2.0, rho=1.0, sigma=0.5, clients=[2, 3])
+    assert local.risk.tolist() == [0.75, 0.75]
+    with pytest.raises(ValueError, match=r"clients must be a real number, got \[\[3, 3\], \[4"):
+        riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=[[3, 3], [4]])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc import _frames, solvers
-from riskcalc._validate import one_of, positive_int
+from riskcalc._validate import one_of
 from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
@@ -118,7 +118,7 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     Paper 003 (``003_4b976ddf5225c17e.txt``), Thms 1-4 and Cor. 3.1; see ``ClientSpec`` for
     the parameters and this module's docstring for the routes.
 
-    ``clients=M`` (an integer >= 1) replaces the exact global model by the FedAvg global model
+    ``clients=M`` (an integer >= 1, or an array) replaces the exact global model by the FedAvg global model
     solved over M clients sharing the client's parameters, the client among them, with client
     weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
@@ -151,8 +151,9 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
         Eigenvalue distribution H of Sigma and the signal's spread G (None: Sigma = I).
     route : {"auto", "closed", "kappa", "paper"}
         How to compute the limit (module docstring); all agree to 1e-10.
-    clients : int, optional
-        Number of clients M of the global model (None: M -> infinity).
+    clients : int or array_like of int, optional
+        Number of clients M of the global model (None: M -> infinity); an array broadcasts
+        with the other parameters (one finite-M solve per point), as in ``logistic_limit``.
     weights : {"samples", "uniform"}, optional
         Client weights of the finite-M global model (default ``samples``).
 
@@ -299,7 +300,8 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
     scalar = np.shape(bias) == ()
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     gamma = np.broadcast_to(spec.gamma, np.shape(bias))
-    params = {**spec.params(), "clients": int(clients), "weights": weights}
+    params = {**spec.params(), "clients": finite_clients.check_clients(clients),
+              "weights": weights}
     return LimitResult(spec.method, params, *out, route="finite_clients",
                        notes=finite_clients.notes(spec.method, gamma,
                                                   np.broadcast_to(spec.penalty, np.shape(bias)))
@@ -312,9 +314,13 @@ def _local_with_clients(spec: ClientSpec, route: str, clients, weights) -> Limit
     in the params (validated, as ``steps_limit`` does for them) and a note saying so, as
     ``predict --clients M`` answers (``limit`` refused it as "finite-clients limits are
     implemented for ..."; fuzz39 api F2)."""
-    clients = positive_int("clients", clients)
+    clients = finite_clients.check_clients(clients)
     weights = check_weights("samples" if weights is None else weights)
     res = _spec_limit(spec, route, None, None)
+    shape = broadcast_shape({"the other parameters": res.risk, "clients": clients})
+    if shape != np.shape(res.risk):     # an array of clients: the same limit at each M
+        res = replace(res, **{q: np.broadcast_to(getattr(res, q), shape).copy()
+                              for q in ("bias", "variance", "risk")})
     return replace(res, params={**res.params, "clients": clients, "weights": weights},
                    notes=res.notes + (f"{spec.method} uses no global model: the other clients "
                                       "of the federation play no part",))

@@ -33,8 +33,8 @@ from riskcalc import _frames, solvers
 
 import numpy as np
 
-from riskcalc._validate import (client_count, nonnegative, parameter, positive_int,
-                                real)
+from riskcalc._validate import (client_count, integers, nonnegative, parameter,
+                                positive_int, real)
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
@@ -385,30 +385,47 @@ def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
             "min-norm variance is infinite",)
 
 
+def check_clients(clients):
+    """``limit``'s ``clients``: an integer >= 1 (an int), or an array of them (a nested list
+    of ints, as ``ClientSpec.params`` gives arrays) that broadcasts with the other parameters,
+    as ``logistic_limit``'s (fuzz39 api F4)."""
+    try:
+        scalar = np.ndim(clients) == 0
+    except ValueError:      # a ragged list: named by ``real``
+        scalar = False
+    if scalar:
+        return positive_int("clients", clients)
+    real("clients", clients)
+    return integers("clients", clients, minimum=1).astype(int).tolist()
+
+
 def spec_clients_limit(spec, clients, weights: str = "samples"):
     """Bias and variance of ``spec``'s client in a federation of ``clients`` clients that all
-    share its parameters (the target among them); broadcast over array parameters; and the
-    notes of the routes taken (``pfedme_sigma.own_limits``'s fallback: they were dropped, so
-    ``limit(clients=M)`` did not say so where ``clients_limit`` did; fuzz39 api F1).
+    share its parameters (the target among them); broadcast over array parameters, ``clients``
+    among them (an integer or an array of integers, as ``logistic_limit``'s; it was refused as
+    "clients must be an integer", fuzz39 api F4); and the notes of the routes taken
+    (``pfedme_sigma.own_limits``'s fallback: they were dropped, so ``limit(clients=M)`` did not
+    say so where ``clients_limit`` did; fuzz39 api F1).
 
     Raises
     ------
     ValueError
-        For a method without a finite-M limit, clients not an integer >= 1, or pooled
+        For a method without a finite-M limit, clients not integers >= 1 (``check_clients``),
+        or pooled
         N <= d.
     """
-    clients = positive_int("clients", clients)
+    clients = check_clients(clients)
     weights = check_weights(weights)
     check_method(spec.method)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
-    values = (spec.gamma, spec.signal, spec.sigma, tuning)
+    values = (spec.gamma, spec.signal, spec.sigma, tuning, clients)
     shape = broadcast_shape({"gamma": spec.gamma, "r": spec.signal, "sigma": spec.sigma,
-                             spec.info.tuning or "tuning": tuning})
+                             spec.info.tuning or "tuning": tuning, "clients": clients})
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     said = {}
-    for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
-        b, v, route_notes = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
+    for k, (gm, rr, sg, tn, m) in enumerate(zip(*args)):
+        b, v, route_notes = _limits(spec.method, [gm], [rr], [sg], [int(m)], [tn], weights,
                                     spec.spectrum)
         bias[k], var[k] = b[0], v[0]
         said.update(dict.fromkeys(route_notes))
