@@ -118,9 +118,10 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     Paper 003 (``003_4b976ddf5225c17e.txt``), Thms 1-4 and Cor. 3.1; see ``ClientSpec`` for
     the parameters and this module's docstring for the routes.
 
-    ``clients=M`` (an integer >= 1, or an array) replaces the exact global model by the FedAvg global model
-    solved over M clients sharing the client's parameters, the client among them, with client
-    weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
+    ``clients=M`` (an integer >= 1, or an array) replaces the exact global model by the FedAvg
+    global model solved over M clients sharing the client's parameters, the client among them,
+    with client weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or
+    ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
     ``finite_clients.sigma``; pfedme and maml_fl with any spectrum, ``finite_clients.pfedme_sigma``,
     ``finite_clients.maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit

@@ -365,11 +365,9 @@ def _own_least_squares(method, gam, sigma, tuning, limits):
 def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
     """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
     MAML-FL, whose personalization is the min-norm interpolation whatever alpha).
-    ``per_client``: ``gam`` and ``lam`` are the federation's clients (``clients_limit``), and
-    the note names those it concerns by their 0-based index (the command line gives the
-    target first, then the other clients in the file's order): a note about another client was
-    printed by ``compare --federation`` beside the target's finite variance as if it were the
-    target's (fuzz39 api F3)."""
+    ``per_client``: ``gam``, ``lam`` per client (``clients_limit``), named by 0-based index in
+    the note (the command line's order: the target first), which ``compare --federation``
+    printed unnamed beside the target's finite variance (fuzz39 api F3)."""
     penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
     hit = (np.asarray(gam) == 1) & (penalty == 0)
     if method == "fedavg" or not np.any(hit):
@@ -386,9 +384,8 @@ def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
 
 
 def check_clients(clients):
-    """``limit``'s ``clients``: an integer >= 1 (an int), or an array of them (a nested list
-    of ints, as ``ClientSpec.params`` gives arrays) that broadcasts with the other parameters,
-    as ``logistic_limit``'s (fuzz39 api F4)."""
+    """``limit``'s ``clients``: an int >= 1, or an array of them as a nested list (as
+    ``ClientSpec.params`` gives arrays), broadcast as ``logistic_limit``'s (fuzz39 api F4)."""
     try:
         scalar = np.ndim(clients) == 0
     except ValueError:      # a ragged list: named by ``real``
@@ -401,18 +398,15 @@ def check_clients(clients):
 
 def spec_clients_limit(spec, clients, weights: str = "samples"):
     """Bias and variance of ``spec``'s client in a federation of ``clients`` clients that all
-    share its parameters (the target among them); broadcast over array parameters, ``clients``
-    among them (an integer or an array of integers, as ``logistic_limit``'s; it was refused as
-    "clients must be an integer", fuzz39 api F4); and the notes of the routes taken
-    (``pfedme_sigma.own_limits``'s fallback: they were dropped, so ``limit(clients=M)`` did not
-    say so where ``clients_limit`` did; fuzz39 api F1).
+    share its parameters (the target among them), broadcast over array parameters and
+    ``clients`` (fuzz39 api F4); and the notes of the routes taken (``own_limits``' fallback,
+    which ``limit(clients=M)`` dropped; fuzz39 api F1).
 
     Raises
     ------
     ValueError
         For a method without a finite-M limit, clients not integers >= 1 (``check_clients``),
-        or pooled
-        N <= d.
+        or pooled N <= d.
     """
     clients = check_clients(clients)
     weights = check_weights(weights)
