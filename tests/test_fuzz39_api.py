@@ -88,3 +88,13 @@ def test_limit_broadcasts_over_clients_as_logistic_limit():
     assert local.risk.tolist() == [0.75, 0.75]
     with pytest.raises(ValueError, match=r"clients must be a real number, got \[\[3, 3\], \[4"):
         riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=[[3, 3], [4]])
+
+
+@pytest.mark.parametrize("method", ["rtfa", "local_ridge"])
+def test_logistic_limit_with_clients_names_a_complex_lam(method):
+    """F5: ``logistic_limit(..., clients=3, lam=0.5+0j)`` (rtfa, local_ridge) raised
+    TypeError ("float() argument must be ... not 'complex'") where pfedme and every scalar
+    route name lam."""
+    with pytest.raises(ValueError, match=r"lam must be a real number, got \(0.5\+0j\)"):
+        riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=0.5 + 0j, clients=3,
+                                global_lam=0.1, method=method)
