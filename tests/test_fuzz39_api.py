@@ -70,8 +70,9 @@ def test_notes_about_another_client_name_it(tmp_path, capsys):
     res = riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0, 1.0, 1.0], r=1.0, sigma=0.5,
                                  alpha=0.1)
     assert "at clients 2, 3 (0-based, in the order given)" in res.notes[0]
-    assert "at client" not in riskcalc.limit("ftfa", gamma=1.0, r=1.0, sigma=0.5,
-                                             clients=3).notes[0]
+    same = riskcalc.limit("ftfa", gamma=1.0, r=1.0, sigma=0.5, clients=3).notes
+    assert "at client" not in same[0]
+    assert riskcalc.clients_limit("ftfa", gamma=[1.0] * 3, r=1.0, sigma=0.5).notes == same
 
 
 def test_limit_broadcasts_over_clients_as_logistic_limit():

@@ -372,7 +372,7 @@ def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
     hit = (np.asarray(gam) == 1) & (penalty == 0)
     if method == "fedavg" or not np.any(hit):
         return ()
-    if not per_client:
+    if not per_client or hit.all():      # every client: the text of limit(clients=M)
         return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
                 "min-norm variance is infinite",)
     ids = np.flatnonzero(hit).tolist()
