@@ -99,3 +99,16 @@ def test_logistic_limit_with_clients_names_a_complex_lam(method):
     with pytest.raises(ValueError, match=r"lam must be a real number, got \(0.5\+0j\)"):
         riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=0.5 + 0j, clients=3,
                                 global_lam=0.1, method=method)
+
+
+def test_local_steps_with_clients_record_them_as_without_steps(capsys):
+    """F6: ``predict local_ridge --clients 3 --steps 3`` dropped clients from its params
+    (without --steps they are there, as in ``steps_limit(..., clients=3)``)."""
+    argv = ["predict", "local_ridge", "--gamma", 2, "--rho", 1, "--sigma", 0.5, "--lam", 0.5,
+            "--clients", 3, "--steps", 3, "--step-size", 0.1, "--json"]
+    code, out, _ = run_cli(argv, capsys)
+    ref = riskcalc.steps_limit("local_ridge", gamma=2.0, rho=1.0, sigma=0.5, lam=0.5, steps=3,
+                               step_size=0.1, clients=3)
+    out, ref = json.loads(out), json.loads(json.dumps(ref.as_dict()))
+    assert code == 0 and out["params"] == ref["params"] and out["risk"] == ref["risk"]
+    assert set(ref["notes"]) < set(out["notes"])

@@ -268,7 +268,8 @@ def _run(args) -> int:
         if args.route != "auto":
             raise ValueError("--route does not apply with --steps (one route: the "
                              "spectral integral of riskcalc.steps_limit)")
-        res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
+        res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size,
+                                        clients=args.clients if local else None)
     if local and not any("uses no global model" in n for n in res.notes):
         res = dataclasses.replace(res, notes=res.notes + (
             f"{spec.method} uses no global model: the other clients of the federation play "
