@@ -92,7 +92,7 @@ def test_bad_input(kwargs, match):
 
 def test_bad_input_methods_and_lists():
     with pytest.raises(ValueError, match="implemented for fedavg, ftfa, rtfa, maml_fl"):
-        riskcalc.limit("local", gamma=2.0, rho=1.0, sigma=0.5, clients=5)
+        riskcalc.clients_limit("local", gamma=2.0, r=1.0, sigma=0.5)
     with pytest.raises(ValueError, match="one lam for all clients"):
         riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=[0.5, 1.0])
     with pytest.raises(ValueError, match="needs alpha"):

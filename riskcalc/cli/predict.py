@@ -248,6 +248,10 @@ def _run(args) -> int:
     # (--clients M was refused as "finite-clients limits are implemented for ...", where a
     # federation file answered).
     local = federated and spec.info.signal == "rho"
+    if local and args.weights is not None:
+        # As --federation's check (fedargs): --clients M took it and ignored it.
+        raise ValueError(f"--weights does not apply to {spec.method}: it uses no global "
+                         "model (the other clients of the federation play no part)")
     if federated and not local:
         res, pop = _finite_clients(args, spec)
     elif args.weights is not None and not local:
@@ -255,15 +259,18 @@ def _run(args) -> int:
     elif args.steps is None:
         if args.step_size is not None:
             raise ValueError("--step-size is only used with --steps")
-        res = riskcalc.spec_limit(spec, route=args.route)
+        # A local baseline with --clients M: riskcalc.limit's own answer and note.
+        res = riskcalc.spec_limit(spec, route=args.route,
+                                  clients=args.clients if local else None)
     else:
         if args.step_size is None:
             raise ValueError("--steps needs --step-size")
         if args.route != "auto":
             raise ValueError("--route does not apply with --steps (one route: the "
                              "spectral integral of riskcalc.steps_limit)")
-        res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
-    if local:
+        res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size,
+                                        clients=args.clients if local else None)
+    if local and not any("uses no global model" in n for n in res.notes):
         res = dataclasses.replace(res, notes=res.notes + (
             f"{spec.method} uses no global model: the other clients of the federation play "
             "no part",))

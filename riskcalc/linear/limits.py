@@ -24,6 +24,7 @@ import numpy as np
 
 from riskcalc import _frames, solvers
 from riskcalc._validate import one_of
+from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
@@ -117,13 +118,17 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     Paper 003 (``003_4b976ddf5225c17e.txt``), Thms 1-4 and Cor. 3.1; see ``ClientSpec`` for
     the parameters and this module's docstring for the routes.
 
-    ``clients=M`` (an integer >= 1) replaces the exact global model by the FedAvg global model
-    solved over M clients sharing the client's parameters, the client among them, with client
-    weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
+    ``clients=M`` (an integer >= 1, or an array) replaces the exact global model by the FedAvg
+    global model solved over M clients sharing the client's parameters, the client among them,
+    with client weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or
+    ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
     ``finite_clients.sigma``; pfedme and maml_fl with any spectrum, ``finite_clients.pfedme_sigma``,
     ``finite_clients.maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit
-    (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
+    (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``. The local baselines
+    (``local``, ``local_ridge``) use no global model: with ``clients=M`` they answer their
+    oracle limit with a note saying so (as ``predict --clients M``; ``weights`` is checked and
+    recorded, as by ``steps_limit``).
 
     Parameters
     ----------
@@ -147,8 +152,9 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
         Eigenvalue distribution H of Sigma and the signal's spread G (None: Sigma = I).
     route : {"auto", "closed", "kappa", "paper"}
         How to compute the limit (module docstring); all agree to 1e-10.
-    clients : int, optional
-        Number of clients M of the global model (None: M -> infinity).
+    clients : int or array_like of int, optional
+        Number of clients M of the global model (None: M -> infinity); an array broadcasts
+        with the other parameters (one finite-M solve per point), as in ``logistic_limit``.
     weights : {"samples", "uniform"}, optional
         Client weights of the finite-M global model (default ``samples``).
 
@@ -207,6 +213,8 @@ def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
 
 
 def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
+    if clients is not None and spec.info.signal == "rho":
+        return _local_with_clients(spec, route, clients, weights)
     if clients is not None:
         return _finite_clients_limit(spec, route, clients, weights)
     if weights is not None:
@@ -288,15 +296,35 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
     weights = "samples" if weights is None else weights
-    bias, var = finite_clients.spec_clients_limit(spec, clients, weights)
+    bias, var, said = finite_clients.spec_clients_limit(spec, clients, weights)
     risk = bias + var
     scalar = np.shape(bias) == ()
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     gamma = np.broadcast_to(spec.gamma, np.shape(bias))
-    params = {**spec.params(), "clients": int(clients), "weights": weights}
+    params = {**spec.params(), "clients": finite_clients.check_clients(clients),
+              "weights": weights}
     return LimitResult(spec.method, params, *out, route="finite_clients",
                        notes=finite_clients.notes(spec.method, gamma,
-                                                  np.broadcast_to(spec.penalty, np.shape(bias))))
+                                                  np.broadcast_to(spec.penalty, np.shape(bias)))
+                       + said)
+
+
+def _local_with_clients(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
+    """A local baseline (``local``, ``local_ridge``) in a federation of ``clients`` clients: it
+    uses no global model, so its limit is the oracle one whatever M and the weights, with both
+    in the params (validated, as ``steps_limit`` does for them) and a note saying so, as
+    ``predict --clients M`` answers (``limit`` refused it as "finite-clients limits are
+    implemented for ..."; fuzz39 api F2)."""
+    clients = finite_clients.check_clients(clients)
+    weights = check_weights("samples" if weights is None else weights)
+    res = _spec_limit(spec, route, None, None)
+    shape = broadcast_shape({"the other parameters": res.risk, "clients": clients})
+    if shape != np.shape(res.risk):     # an array of clients: the same limit at each M
+        res = replace(res, **{q: np.broadcast_to(getattr(res, q), shape).copy()
+                              for q in ("bias", "variance", "risk")})
+    return replace(res, params={**res.params, "clients": clients, "weights": weights},
+                   notes=res.notes + (f"{spec.method} uses no global model: the other clients "
+                                      "of the federation play no part",))
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:
