@@ -32,7 +32,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
                                                      moments, solve_g)
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
-                                                          check_weight_range, objective)
+                                                          check_weight_range, objective,
+                                                          phi_zero)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -60,7 +61,8 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
     try:
-        g, t = _subordination(gam, p, count, objective(method, tuning)[0])
+        g, t = _subordination(gam, p, count, objective(method, tuning)[0],
+                              phi_zero(method, tuning))
         return assemble(r, sigma, gam, p, count, g, *own_sources(method, gam, tuning, p, t, g))
     except SolverError as exc:
         if method != "pfedme":
@@ -80,7 +82,7 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
     tuning: ``finite_clients.gradient`` differentiates them by complex steps); ``own`` (the
     oracle variance per unit sigma^2) is computed unless given."""
     phi, psi, lam = objective(method, tuning)
-    P, T = p[:, None], t[:, None]
+    P, T, z = p[:, None], t[:, None], phi_zero(method, tuning)
     # phi(s) and (b + t)^-1 = (P phi(s) + T)^-1 once per rule, then products: one complex
     # division per node instead of one per integrand (the gradient's complex steps).
 
@@ -90,14 +92,16 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
         inv2 = inv * inv
         return inv, inv2, (f * inv) ** 2, psi(s) * inv2
 
-    G, D, Eb, Ev = mp_expect(gam, main, P, T)
+    G, D, Eb, Ev = mp_expect(gam, main, P, T, peak=z)
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
-    var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T)[0]
+    var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T,
+                      peak=z)[0]
     perp = np.maximum(1.0 - 1.0 / gam, 0.0)
     zero = np.zeros_like(gam)
     if method == "fedavg":
         J = np.array([np.ones_like(gam), D, Ev, Eb,
-                      mp_expect(gam, lambda s, P, T: (phi(s) / (P * phi(s) + T),), P, T)[0],
+                      mp_expect(gam, lambda s, P, T: (phi(s) / (P * phi(s) + T),), P, T,
+                                peak=z)[0],
                       zero])
         own = zero if own is None else own
     elif lam == 0:
@@ -113,7 +117,7 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
             return (k, k * inv2, k * psi(s) * inv2, (lam * f * q) ** 2 * inv2, k * f * inv,
                     lam * f * q * q * inv)
 
-        J = mp_expect(gam, cross, P, T)
+        J = mp_expect(gam, cross, P, T, peak=z)
         if own is None:
             own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
     return D, var_b, Eb, Ev, J, own
@@ -124,7 +128,7 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
 _NEWTON, _STEP_TOL = 40, 1e-13
 
 
-def _newton(gam, p, count, phi, mean_phi):
+def _newton(gam, p, count, phi, mean_phi, peak):
     """(g, t) of ``_subordination`` by Newton's method on the system G_l(t_l) = g,
     sum_l count_l g t_l = M - 1 (the Jacobian is diagonal in t bordered by g: one scalar
     elimination, dt_l = (r_l - dg) / D_l with r_l = G_l - g), each step halved until t, g
@@ -145,7 +149,7 @@ def _newton(gam, p, count, phi, mean_phi):
     def state(g, t):
         G, D = mp_expect(gam, lambda s, P, T: (1.0 / (P * phi(s) + T),
                                                1.0 / (P * phi(s) + T) ** 2),
-                         p[:, None], t[:, None])
+                         p[:, None], t[:, None], peak=peak)
         r, r0 = G - g, (m_tot - 1.0) - np.sum(count * g * t)
         return r, r0, D, np.sum((r / g) ** 2) + (r0 / m_tot) ** 2
 
@@ -174,7 +178,7 @@ def _newton(gam, p, count, phi, mean_phi):
     return None
 
 
-def _subordination(gam, p, count, phi):
+def _subordination(gam, p, count, phi, peak=None):
     """g = tau(A^-1) and t_l of step 3 for A = sum_l p_l phi(S_l).
 
     Given g, each t_l solves G_l(t) = tau((p_l phi(S_l) + t)^-1) = g (G_l decreases); then
@@ -183,14 +187,15 @@ def _subordination(gam, p, count, phi):
     sum_l t_l = (M - 1) / g. g H'(g) = sum_l count_l g (t_l - g / D_l) with D_l = -G_l'(t_l).
     Newton's method on the whole system (``_newton``) finds that root first; where it does not
     converge, the nested solves below (a bracketed root in g around bracketed roots in t)
-    find it.
+    find it. ``peak``: phi's zero inside (0, infinity) (``own_objective.phi_zero``), where the
+    integrands peak as t_l -> 0.
     """
     m_tot = count.sum()
     mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
     if m_tot == 1:
         # A = phi(S_i): t = 0 and g = tau(phi(S_i)^-1).
         return float(mp_expect(gam, lambda s: (1.0 / phi(s),))[0, 0]), np.zeros(1)
-    found = _newton(gam, p, count, phi, mean_phi)
+    found = _newton(gam, p, count, phi, mean_phi, peak)
     if found is not None:
         return found
 
@@ -198,7 +203,7 @@ def _subordination(gam, p, count, phi):
         def fun(t, mask):
             G, D = mp_expect(gam[mask], lambda s: (
                 1.0 / (p[mask, None] * phi(s) + t[:, None]),
-                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
+                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2), peak=peak)
             return 1.0 / G - 1.0 / g, t * D / G ** 2
 
         # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), and S_l's atom at 0,
@@ -226,7 +231,8 @@ def _subordination(gam, p, count, phi):
     def outer(gv, mask):
         g = gv[0]
         t = inner(g)
-        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,))[0]
+        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,),
+                      peak=peak)[0]
         return (np.array([m_tot - 1.0 - np.sum(count * g * t)]),
                 np.array([np.sum(count * g * (g / D - t))]))
 

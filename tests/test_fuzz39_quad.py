@@ -1,0 +1,41 @@
+"""Issue 32, fuzz39 (quad): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.finite_clients import own
+from riskcalc.linear.finite_clients.identity import client_weights
+
+
+def _lorentz(s):
+    # (s - z)^2 / z + t: MAML-FL's p phi(s) + t near its double zero z = 1/alpha
+    z, t = 0.5, 1e-9
+    q = (s - z) ** 2 / z + t
+    return 1.0 / q, t / q ** 2
+
+
+def test_peak_inside_the_spectrum_is_integrated_by_graded_nodes():
+    """F1: a peak of width ~ sqrt(t) = 3e-5 inside the Marchenko-Pastur support (gamma 0.5)
+    failed every Chebyshev rule up to 32767 nodes; with ``peak`` it is split there and
+    integrated by tanh-sinh nodes. Golden values: 30-digit mpmath."""
+    with pytest.raises(SolverError):
+        mp_expect(np.array([0.5]), _lorentz)
+    got = mp_expect(np.array([0.5]), _lorentz, peak=0.5)[:, 0]
+    assert got[0] == pytest.approx(44720.3595276371141587717463962, rel=1e-11)
+    assert got[1] == pytest.approx(22360.6797861762368432134301489, rel=1e-11)
+
+
+def test_maml_fl_sources_with_a_zero_of_phi_in_a_clients_spectrum():
+    """F1: MAML-FL at alpha 2, gamma [1e4, 0.5]: the light client's t ~ 1.25e-9 next to
+    phi's double zero at s = 1/alpha = 0.5 failed the quadrature (taken for a cap: "pinned ...
+    one client's weight dwarfs the others'"); g and t from an independent scipy solve
+    (quad with points=, breakpoints at the zero; 80011.99559978 there), and at the solution
+    D_l - g^2 = var_b,l (G_l(t_l) = g)."""
+    gam = np.array([1e4, 0.5])
+    p = client_weights(gam, np.ones(2), "samples")
+    g, t = 80011.9955997831, np.array([1.249687615593868e-05, 1.2498125968526535e-09])
+    D, var_b = own.own_sources("maml_fl", gam, 2.0, p, t, g)[:2]
+    assert np.all(np.isfinite(D))
+    assert var_b == pytest.approx(D - g * g, rel=1e-6)
