@@ -39,3 +39,15 @@ def test_maml_fl_sources_with_a_zero_of_phi_in_a_clients_spectrum():
     D, var_b = own.own_sources("maml_fl", gam, 2.0, p, t, g)[:2]
     assert np.all(np.isfinite(D))
     assert var_b == pytest.approx(D - g * g, rel=1e-6)
+
+
+def test_a_peak_too_narrow_for_double_precision_is_named():
+    """F1: below t ~ 1e-11 (MAML-FL at alpha 2, gamma [1e6, 0.5]) the peak's rounding, eps s
+    over the distance to it, passes 1e-8 relative (1e12 beside 0.5 answered 2e-3 off before
+    the bound): refused naming the peak, where the solves for tau(A^-1) took the failure
+    for a cap and blamed the clients' weights."""
+    def narrow(s):
+        return (1.0 / ((s - 0.5) ** 2 / 0.5 + 1e-14),)
+
+    with pytest.raises(SolverError, match=r"peak at s = 0\.5 inside the spectrum is too narrow"):
+        mp_expect(np.array([0.5]), narrow, peak=0.5)

@@ -221,7 +221,11 @@ def _subordination(gam, p, count, phi, peak=None):
         solve = ~at_hi
         fun_solve = (lambda x, mask: fun(x, _within(solve, mask)))
         bad = ~(lo[solve] > 0)
-        lo_s = halve_to_bracket(fun_solve, np.where(bad, hi[solve], lo[solve]), bad,
+        # Both bounds can be tight to rounding (a heavy client: the atom's (1 - 1/gamma_l) / g
+        # with its continuous part ~ 1/gamma_l below rounding), where f(lo) > 0 by rounding
+        # refused the bracket: 1e-9 below it.
+        start = np.where(bad, hi[solve], lo[solve] * (1 - 1e-9))
+        lo_s = halve_to_bracket(fun_solve, start, bad,
                                 halvings=200,
                                 what="finite-clients limit: the subordination equations")
         t[solve] = increasing_root(fun_solve, lo_s, hi[solve],
@@ -248,6 +252,8 @@ def _subordination(gam, p, count, phi, peak=None):
     cap = _cap(gam, p, phi)
     lo = 1.0 / total
 
+    failure = None      # the last solve that failed past hi (a quadrature's names its peak)
+
     def pinned(g):
         # The root lies in (g, cap), a gap at rounding level (one client's p_l phi(S_l)
         # dwarfing the others'): g and its t_l stand for it where the constraint
@@ -261,6 +267,12 @@ def _subordination(gam, p, count, phi, peak=None):
             return g, t
         # Near pooled N = d the global model's scale g grows like 1 / (N/d - 1) and meets the
         # cap as well: 20 clients at N/d - 1 = 1e-3 blamed their weights, 0.026 to 0.072.
+        if failure is not None and "peak" in str(failure):
+            raise SolverError(
+                f"finite-clients limit: the solves for tau(A^-1) fail from g = {g:.6g} on, "
+                f"not at a cap: {failure}; that client's t_l shrinks as the clients' gamma "
+                "spread: bring them closer to each other, or take alpha with 1/alpha outside "
+                "the spectra")
         excess = float(np.sum(count / gam)) - 1.0
         why = (f"pooled N is near d (N/d - 1 = {excess:.3g}, where g grows like 1 / (N/d - 1)): "
                "lower the clients' gamma" if excess < 0.1 else
@@ -284,7 +296,8 @@ def _subordination(gam, p, count, phi, peak=None):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 above = outer(np.array([hi]), None)[0][0] >= 0
-        except SolverError:
+        except SolverError as exc:
+            failure = exc
             # Past a cap the quadrature did not see (phi(S_l) not invertible, or the inner
             # solves' rounding next to it): hi caps g from now on; step back.
             cap, hi = hi, 0.5 * (lo + hi)
