@@ -51,3 +51,23 @@ def test_a_peak_too_narrow_for_double_precision_is_named():
 
     with pytest.raises(SolverError, match=r"peak at s = 0\.5 inside the spectrum is too narrow"):
         mp_expect(np.array([0.5]), narrow, peak=0.5)
+
+
+@pytest.mark.parametrize("lam, others", [(1000.0, [2.0]), (0.5, [0.5, 3.0])])
+def test_pfedme_data_rich_client_at_sigma_i_has_no_rounding_residue(lam, others):
+    """F3: pFedMe at Sigma = I, a data-rich client (gamma 1e-12) beside others: its bias
+    (~ gamma^2) came out as rounding residues of O(1) terms, 3.3e-16 (risk 1.00033e-12 for
+    ~1e-12): three cancellations, J0 - 2 p J3 + p^2 Jfb (own_sources: now one trace),
+    1 / (D Q) - 1 and the others' share sum - own (``identity.assemble``: now without the
+    subtraction). The bias now scales like gamma^2 from 1e-4 to 1e-12; at 1e-100 what is
+    left is below 1e-30 (g's own rounding squared, r = 1)."""
+    import riskcalc
+
+    def client0(g0):
+        return riskcalc.clients_limit("pfedme", gamma=[g0] + others, r=1.0, sigma=1.0,
+                                      lam=lam)
+
+    at4, at12 = client0(1e-4), client0(1e-12)
+    assert at12.bias[0] / 1e-24 == pytest.approx(at4.bias[0] / 1e-8, rel=1e-3)
+    assert at12.risk[0] == pytest.approx(1e-12, rel=1e-10)
+    assert client0(1e-100).risk[0] < 1e-30
