@@ -22,6 +22,9 @@ ds sqrt((b - s)(s - a)) / (2 pi c) = (2 / pi) sqrt(1 - x^2) dx (times s: Chebysh
   u = 1e-7 or 1e-10, a = 2.5e-7: 2048 nodes; the s route does not converge with 32768). It
   is slower than the s route where F has no pole near 0 and a is small, hence the s route
   first.
+* graded route (``mp_expect``'s ``peak``: an integrand peaking at a point inside the
+  support, MAML-FL's (p phi(s) + t)^-1 at phi's double zero): tanh-sinh nodes on the two
+  sides of the peak, ~ log(1 / width) nodes where Chebyshev's grow like 1 / width.
 
 For gamma > 1 the law is (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S'
 of ratio 1/gamma (the nonzero eigenvalues of X^T X / n are those of X X^T / n), so
@@ -259,8 +262,10 @@ def _graded(law, fun, args, failed, peak, out):
     distance to its segment's ends exact, so a peak of width w at x_p costs ~ log(1 / w)
     nodes where Chebyshev's cost ~ 1 / w (MAML-FL near a zero of phi inside a client's
     spectrum, t ~ 1e-9: ~ 1e6 nodes). Steps h halve (each rule's new nodes, odd multiples of
-    h, evaluated once) until two rules agree to 1e-12 (1 + abs(value)); writes those rows into
-    ``out`` and returns the rows left failed."""
+    h, evaluated once) until two rules agree to 1e-12 (1 + abs(value)) plus a bound on the
+    rounding (each node's argument's, eps s over its distance to the peak); rows whose bound
+    passes ``_PEAK_ROUND`` fail. Writes the accepted rows into ``out`` and returns the rows
+    left failed."""
     rc, scale, _, atom = law
     half = 2.0 * rc[:, 0]
     inside, xp = _holds(law, peak), _peak_x(law, peak)
