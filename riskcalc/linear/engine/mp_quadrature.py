@@ -22,6 +22,9 @@ ds sqrt((b - s)(s - a)) / (2 pi c) = (2 / pi) sqrt(1 - x^2) dx (times s: Chebysh
   u = 1e-7 or 1e-10, a = 2.5e-7: 2048 nodes; the s route does not converge with 32768). It
   is slower than the s route where F has no pole near 0 and a is small, hence the s route
   first.
+* graded route (``mp_expect``'s ``peak``: an integrand peaking at a point inside the
+  support, MAML-FL's (p phi(s) + t)^-1 at phi's double zero): tanh-sinh nodes on the two
+  sides of the peak, ~ log(1 / width) nodes where Chebyshev's grow like 1 / width.
 
 For gamma > 1 the law is (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S'
 of ratio 1/gamma (the nonzero eigenvalues of X^T X / n are those of X X^T / n), so
@@ -39,12 +42,14 @@ from riskcalc.errors import SolverError
 #: a quadrature costs its last rule's nodes wherever it starts: from 15 nodes, MAML-FL's
 #: (phi a polynomial) stop at 31 where the start at 31 went to 63 (advise at 1000 clients).
 _QUAD_START, _QUAD_MAX, _QUAD_TOL = 15, (1 << 15) - 1, 1e-12
+#: The Chebyshev rules' largest where ``mp_expect``'s ``peak`` lies in a row's spectrum.
+_PEAK_MAX = (1 << 10) - 1
 #: Rounding of a sum of terms of total size M is taken as _ROUND M (a few units of eps per
 #: node value, the Gauss-Chebyshev weights being positive and summing to pi / 2).
 _ROUND = 2 * np.finfo(float).eps
 
 
-def mp_expect(gamma, fun, *args, strict: bool = True):
+def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
     Gauss-Chebyshev quadrature (module docstring): the s route with C = F(0) (0 where F(0) is
@@ -73,6 +78,12 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
         False: the rows that have not converged with ``_QUAD_MAX`` nodes, or whose
         cancellation is unresolvable, are NaN instead of an error (a batch over many rows,
         each of which stands alone).
+    peak : float, optional
+        A point (in ``fun``'s argument) where the integrands may peak sharply, such as a
+        double zero of a denominator's leading term shifted by a small t (MAML-FL's
+        (p phi(s) + t)^-1 at s = 1/alpha: height 1/t, width ~ sqrt(t)). Rows that neither
+        Chebyshev route resolves and that hold it inside their spectrum are integrated by
+        ``_graded`` instead: split there, tanh-sinh nodes graded toward both ends.
 
     Returns
     -------
@@ -93,15 +104,24 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     law = (rc, np.maximum(gamma, 1.0), at0, np.maximum(1.0 - 1.0 / gamma[:, 0], 0.0) * at0)
     out = np.empty_like(at0)
     every = np.arange(gamma.shape[0])
-    failed, sqroot = _refine(law, fun, args, every, None, out)
+    # With the peak in a row's spectrum, the Chebyshev rules stop at _PEAK_MAX nodes (a peak
+    # they resolve there costs no more; beyond, ``_graded`` takes fewer nodes).
+    most = _QUAD_MAX if peak is None or not _holds(law, peak).any() else _PEAK_MAX
+    failed, sqroot = _refine(law, fun, args, every, None, out, most)
     if not failed.size:
         return out
     # The sqrt route (no subtraction) for the rows the first pass could not resolve.
     retry = failed[(c[failed, 0] < 1) & ~sqroot[failed]]
     if retry.size:
         sqroot[retry] = True
-        again = _refine(law, fun, args, retry if args else every, sqroot, out)[0]
+        again = _refine(law, fun, args, retry if args else every, sqroot, out, most)[0]
         failed = np.union1d(np.setdiff1d(failed, retry), again)
+    if failed.size and peak is not None:
+        failed = _graded(law, fun, args, failed, float(peak), out)
+    if failed.size and strict and peak is not None and _holds(law, peak)[failed].any():
+        raise SolverError(f"Marchenko-Pastur quadrature: the integrands' peak at s = {peak:.6g} "
+                          "inside the spectrum is too narrow for double precision (rounding "
+                          f"beyond {_PEAK_ROUND:g} relative: a shift t of order 1e-11 or below)")
     if failed.size and strict:
         raise SolverError("Marchenko-Pastur quadrature did not converge to 1e-12 (1 + |value|) "
                           f"with {_QUAD_MAX} nodes, or its terms cancel beyond double precision "
@@ -111,10 +131,11 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     return out
 
 
-def _refine(law, fun, args, todo, sqroot, out):
+def _refine(law, fun, args, todo, sqroot, out, most):
     """``mp_expect``'s doubling rules for the rows ``todo`` (all of them without ``args``),
     each on the s route or, where ``sqroot``, the sqrt route (None: the sqrt route where the
-    first rule's terms cancel beyond double precision, gamma != 1). Writes the accepted rows
+    first rule's terms cancel beyond double precision, gamma != 1), up to ``most`` nodes.
+    Writes the accepted rows
     into ``out``; returns the rows that did not converge or lost to rounding, and ``sqroot``."""
     if not todo.size:
         return todo, np.zeros(0, bool)
@@ -134,7 +155,7 @@ def _refine(law, fun, args, todo, sqroot, out):
     # of ``left``, the previous rule's half (its weights halve) plus the new nodes' terms;
     # parts holds each rule's rows (positions in todo, None: all), new G and w / d.
     acc, parts = None, []
-    while n <= _QUAD_MAX:
+    while n <= most:
         x, w = _nodes(n, new=acc is not None)
         s = center[rows] + half[rows] * x
         # sum w (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
@@ -210,6 +231,91 @@ def _abs_sum(parts, at):
         k = at if rows is None else np.searchsorted(rows, at)
         total = 0.5 * total + np.einsum("ikn,kn->ik", np.abs(G[:, k]), wd[k])
     return total
+
+
+def _peak_x(law, peak):
+    """x (``mp_expect``'s s = 1 + c + 2 sqrt(c) x) of ``peak`` for each row of ``law``."""
+    rc, scale = law[0][:, 0], law[1][:, 0]
+    return (peak / scale - 1.0 - rc * rc) / (2.0 * rc)
+
+
+def _holds(law, peak):
+    """The rows of ``law`` whose spectrum holds ``peak`` inside."""
+    return np.abs(_peak_x(law, peak)) < 1.0
+
+
+#: ``_graded``'s largest accepted bound on its rounding, relative: the rounding of a node's
+#: argument, eps s, over its distance to the peak (~ eps / sqrt(t) for MAML-FL's peaks; the
+#: bound is 1.3e-9 where the error against 30-digit mpmath is 3e-12, width sqrt(t) = 3e-5).
+#: Beyond it the rows fail (t below ~ 1e-11: 1e12 clients' worth of gamma beside 0.5 gave a
+#: risk 2e-3 off).
+_PEAK_ROUND = 1e-8
+#: ``_graded``'s tanh-sinh rules: steps h = 2^-k down to _DE_HMIN over tau in [-_DE_TAU,
+#: _DE_TAU] (a node's distance to its end ~ exp(-pi sinh(tau)), 1e-59 of the segment at 4.5).
+_DE_TAU, _DE_HMIN = 4.5, 2.0 ** -9
+
+
+def _graded(law, fun, args, failed, peak, out):
+    """``mp_expect``'s rows ``failed`` whose spectrum holds ``peak``, by tanh-sinh quadrature
+    of tau(F) = int F dmu on the two segments x in [-1, x_p] and [x_p, 1] (x_p: the peak):
+    dmu = (2 / pi) sqrt(1 - x^2) / s dx (module docstring) without subtraction, each node's
+    distance to its segment's ends exact, so a peak of width w at x_p costs ~ log(1 / w)
+    nodes where Chebyshev's cost ~ 1 / w (MAML-FL near a zero of phi inside a client's
+    spectrum, t ~ 1e-9: ~ 1e6 nodes). Steps h halve (each rule's new nodes, odd multiples of
+    h, evaluated once) until two rules agree to 1e-12 (1 + abs(value)) plus a bound on the
+    rounding (each node's argument's, eps s over its distance to the peak); rows whose bound
+    passes ``_PEAK_ROUND`` fail. Writes the accepted rows into ``out`` and returns the rows
+    left failed."""
+    rc, scale, _, atom = law
+    half = 2.0 * rc[:, 0]
+    inside, xp = _holds(law, peak), _peak_x(law, peak)
+    if not inside[failed].any():
+        return failed
+    todo = failed if args else np.arange(rc.shape[0])
+    sub = [a[todo] for a in args]
+    # Rows without the peak in their spectrum (failed with the others of a batch without
+    # ``args``) split at x = 0, their rounding the function's own.
+    inside = inside[todo]
+    lo, hi = -np.ones(todo.size), np.where(inside, xp[todo], 0.0)
+    far = np.where(inside, 1.0, np.inf)[:, None]
+    h, acc, prev = 1.0, None, None
+    while h >= _DE_HMIN:
+        tau = np.arange(-_DE_TAU, _DE_TAU + h / 2, h)
+        if acc is not None:
+            tau = tau[1::2]
+        u = 0.5 * np.pi * np.sinh(tau)
+        dw = 0.5 * np.pi * np.cosh(tau) / np.cosh(u) ** 2
+        # The fractions of the segment above and below the node, exact at the ends.
+        up, down = 1.0 / (1.0 + np.exp(2.0 * u)), 1.0 / (1.0 + np.exp(-2.0 * u))
+        terms = 0.0
+        for first in (True, False):
+            width = (hi - lo if first else 1.0 - hi)[:, None]
+            # 1 + x, 1 - x, and the distance to the peak of the nodes
+            if first:
+                below, near = width * down, width * up
+                above = 2.0 - below
+            else:
+                above, near = width * up, width * down
+                below = 2.0 - above
+            s = (1.0 - rc[todo]) ** 2 + half[todo, None] * below
+            with np.errstate(divide="ignore", invalid="ignore"):
+                F = np.array(fun(scale[todo] * s, *sub))
+                wts = np.where(s > 0, 0.5 * width * dw * np.sqrt(above * below) / s, 0.0)
+            # Rounding: the argument's (eps s) over the distance to the peak, relative.
+            rnd = wts * np.minimum(s / (half[todo, None] * near * far), 1 / _ROUND)
+            terms = terms + np.stack([np.einsum("ikn,kn->ik", F, wts),
+                                      np.einsum("ikn,kn->ik", np.abs(F), rnd)])
+        acc = terms if acc is None else acc + terms
+        vals, lost = atom[:, todo] + acc * h * (2.0 / np.pi) / scale[todo, 0]
+        keep = np.isin(todo, failed)
+        lost = 4 * _ROUND * lost
+        if prev is not None and np.all((np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals))
+                                        + lost)[:, keep]):
+            ok = keep & np.all(lost <= _PEAK_ROUND * (1 + np.abs(vals)), axis=0)
+            out[:, todo[ok]] = vals[:, ok]
+            return todo[keep & ~ok]
+        prev, h = vals, h / 2
+    return failed
 
 
 _NODES = {}

@@ -248,11 +248,17 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     if not np.iscomplexobj(Q) and not Q > 0:
         raise not_positive(Q, gam, count)
     J0, J1, Jfv, Jfb, J3, J4 = J
-    others_b, others_v = sum_b - wb, sum_v - wv
+    if totals is None:      # the others' sums without subtracting the group's own term
+        others_b, others_v = _others(count, wb), _others(count, wv)
+    else:
+        others_b, others_v = sum_b - wb, sum_v - wv
     if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
         others_b, others_v = np.maximum(others_b, 0.0), np.maximum(others_v, 0.0)
-    tpb = Eb * (1.0 / (D * Q) - 1.0) / D
-    tpv = Ev * (1.0 / (D * Q) - 1.0) / D
+    # D Q - 1 = var_b / g^2 - D sum count qv (var_b = D - g^2) without cancelling O(1) terms
+    # (a data-rich client, p ~ 1, has D Q ~ 1); totals held fixed (``gradient``) keep D Q - 1.
+    dq1 = var_b / g ** 2 - D * np.sum(count * qv) if totals is None else D * Q - 1.0
+    tpb = -Eb * dq1 / (D * (1.0 + dq1))
+    tpv = -Ev * dq1 / (D * (1.0 + dq1))
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
     bias = own_b + others_b * J1 / (D * Q)
     # A noiseless client (sigma_j = 0) has no noise of its own (its factor may be infinite,
@@ -276,6 +282,16 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
                                                           + p ** 2 * gam * np.abs(Jfv + tpv * J1)))
     var = rounded_nonnegative("variance", var, scale_v + np.abs(others), sigma ** 2 + others_v)
     return bias, var
+
+
+def _others(count, w):
+    """sum_l count_l w_l - w_j per group j by prefix and suffix sums, not a difference (a
+    data-rich client's own term dwarfs the others': gamma 1e-8 beside 2 lost their share)."""
+    W = count * w
+    zero = np.zeros(1, dtype=W.dtype)
+    before = np.concatenate((zero, np.cumsum(W)[:-1]))
+    after = np.concatenate((np.cumsum(W[::-1])[::-1][1:], zero))
+    return before + after + (count - 1) * w
 
 
 def summands(r, sigma, gam, p, g, D, var_b, Eb, Ev):

@@ -32,7 +32,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
                                                      moments, solve_g)
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
-                                                          check_weight_range, objective)
+                                                          check_weight_range, objective,
+                                                          phi_zero)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -60,7 +61,8 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
     try:
-        g, t = _subordination(gam, p, count, objective(method, tuning)[0])
+        g, t = _subordination(gam, p, count, objective(method, tuning)[0],
+                              phi_zero(method, tuning))
         return assemble(r, sigma, gam, p, count, g, *own_sources(method, gam, tuning, p, t, g))
     except SolverError as exc:
         if method != "pfedme":
@@ -80,7 +82,7 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
     tuning: ``finite_clients.gradient`` differentiates them by complex steps); ``own`` (the
     oracle variance per unit sigma^2) is computed unless given."""
     phi, psi, lam = objective(method, tuning)
-    P, T = p[:, None], t[:, None]
+    P, T, z = p[:, None], t[:, None], phi_zero(method, tuning)
     # phi(s) and (b + t)^-1 = (P phi(s) + T)^-1 once per rule, then products: one complex
     # division per node instead of one per integrand (the gradient's complex steps).
 
@@ -90,14 +92,16 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
         inv2 = inv * inv
         return inv, inv2, (f * inv) ** 2, psi(s) * inv2
 
-    G, D, Eb, Ev = mp_expect(gam, main, P, T)
+    G, D, Eb, Ev = mp_expect(gam, main, P, T, peak=z)
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
-    var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T)[0]
+    var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T,
+                      peak=z)[0]
     perp = np.maximum(1.0 - 1.0 / gam, 0.0)
     zero = np.zeros_like(gam)
     if method == "fedavg":
         J = np.array([np.ones_like(gam), D, Ev, Eb,
-                      mp_expect(gam, lambda s, P, T: (phi(s) / (P * phi(s) + T),), P, T)[0],
+                      mp_expect(gam, lambda s, P, T: (phi(s) / (P * phi(s) + T),), P, T,
+                                peak=z)[0],
                       zero])
         own = zero if own is None else own
     elif lam == 0:
@@ -105,15 +109,19 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
             J = np.array([perp, np.where(perp > 0, perp / t ** 2, 0.0), zero, zero, zero, zero])
         own = isotropic_factors(gam, zero)[1] if own is None else own
     else:
+        # The own bias's J0 - 2 p J3 + p^2 Jfb (``assemble``) is tau(k (1 - p phi inv)^2) =
+        # tau(k (t inv)^2): as one trace (J3 = Jfb = 0), free of the cancellation of O(1)
+        # terms where a data-rich client's p is near 1 (gamma 1e-12 beside 2: bias 6.9e-17
+        # for ~1e-29, risk 1.00005551e-12 for 1e-12 at lam 1000).
         def cross(s, P, T):
             f, q = phi(s), 1.0 / (s + lam)
             k = (lam * q) ** 2
             inv = 1.0 / (P * f + T)
             inv2 = inv * inv
-            return (k, k * inv2, k * psi(s) * inv2, (lam * f * q) ** 2 * inv2, k * f * inv,
-                    lam * f * q * q * inv)
+            return k * (T * inv) ** 2, k * inv2, k * psi(s) * inv2, lam * f * q * q * inv
 
-        J = mp_expect(gam, cross, P, T)
+        J0, J1, Jfv, J4 = mp_expect(gam, cross, P, T, peak=z)
+        J = np.array([J0, J1, Jfv, zero, zero, J4])
         if own is None:
             own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
     return D, var_b, Eb, Ev, J, own
@@ -124,7 +132,7 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
 _NEWTON, _STEP_TOL = 40, 1e-13
 
 
-def _newton(gam, p, count, phi, mean_phi):
+def _newton(gam, p, count, phi, mean_phi, peak):
     """(g, t) of ``_subordination`` by Newton's method on the system G_l(t_l) = g,
     sum_l count_l g t_l = M - 1 (the Jacobian is diagonal in t bordered by g: one scalar
     elimination, dt_l = (r_l - dg) / D_l with r_l = G_l - g), each step halved until t, g
@@ -145,7 +153,7 @@ def _newton(gam, p, count, phi, mean_phi):
     def state(g, t):
         G, D = mp_expect(gam, lambda s, P, T: (1.0 / (P * phi(s) + T),
                                                1.0 / (P * phi(s) + T) ** 2),
-                         p[:, None], t[:, None])
+                         p[:, None], t[:, None], peak=peak)
         r, r0 = G - g, (m_tot - 1.0) - np.sum(count * g * t)
         return r, r0, D, np.sum((r / g) ** 2) + (r0 / m_tot) ** 2
 
@@ -174,7 +182,7 @@ def _newton(gam, p, count, phi, mean_phi):
     return None
 
 
-def _subordination(gam, p, count, phi):
+def _subordination(gam, p, count, phi, peak=None):
     """g = tau(A^-1) and t_l of step 3 for A = sum_l p_l phi(S_l).
 
     Given g, each t_l solves G_l(t) = tau((p_l phi(S_l) + t)^-1) = g (G_l decreases); then
@@ -183,14 +191,15 @@ def _subordination(gam, p, count, phi):
     sum_l t_l = (M - 1) / g. g H'(g) = sum_l count_l g (t_l - g / D_l) with D_l = -G_l'(t_l).
     Newton's method on the whole system (``_newton``) finds that root first; where it does not
     converge, the nested solves below (a bracketed root in g around bracketed roots in t)
-    find it.
+    find it. ``peak``: phi's zero inside (0, infinity) (``own_objective.phi_zero``), where the
+    integrands peak as t_l -> 0.
     """
     m_tot = count.sum()
     mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
     if m_tot == 1:
         # A = phi(S_i): t = 0 and g = tau(phi(S_i)^-1).
         return float(mp_expect(gam, lambda s: (1.0 / phi(s),))[0, 0]), np.zeros(1)
-    found = _newton(gam, p, count, phi, mean_phi)
+    found = _newton(gam, p, count, phi, mean_phi, peak)
     if found is not None:
         return found
 
@@ -198,7 +207,7 @@ def _subordination(gam, p, count, phi):
         def fun(t, mask):
             G, D = mp_expect(gam[mask], lambda s: (
                 1.0 / (p[mask, None] * phi(s) + t[:, None]),
-                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
+                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2), peak=peak)
             return 1.0 / G - 1.0 / g, t * D / G ** 2
 
         # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), and S_l's atom at 0,
@@ -216,7 +225,11 @@ def _subordination(gam, p, count, phi):
         solve = ~at_hi
         fun_solve = (lambda x, mask: fun(x, _within(solve, mask)))
         bad = ~(lo[solve] > 0)
-        lo_s = halve_to_bracket(fun_solve, np.where(bad, hi[solve], lo[solve]), bad,
+        # Both bounds can be tight to rounding (a heavy client: the atom's (1 - 1/gamma_l) / g
+        # with its continuous part ~ 1/gamma_l below rounding), where f(lo) > 0 by rounding
+        # refused the bracket: 1e-9 below it.
+        start = np.where(bad, hi[solve], lo[solve] * (1 - 1e-9))
+        lo_s = halve_to_bracket(fun_solve, start, bad,
                                 halvings=200,
                                 what="finite-clients limit: the subordination equations")
         t[solve] = increasing_root(fun_solve, lo_s, hi[solve],
@@ -226,7 +239,8 @@ def _subordination(gam, p, count, phi):
     def outer(gv, mask):
         g = gv[0]
         t = inner(g)
-        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,))[0]
+        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,),
+                      peak=peak)[0]
         return (np.array([m_tot - 1.0 - np.sum(count * g * t)]),
                 np.array([np.sum(count * g * (g / D - t))]))
 
@@ -242,6 +256,8 @@ def _subordination(gam, p, count, phi):
     cap = _cap(gam, p, phi)
     lo = 1.0 / total
 
+    failure = None      # the last solve that failed past hi (a quadrature's names its peak)
+
     def pinned(g):
         # The root lies in (g, cap), a gap at rounding level (one client's p_l phi(S_l)
         # dwarfing the others'): g and its t_l stand for it where the constraint
@@ -255,6 +271,12 @@ def _subordination(gam, p, count, phi):
             return g, t
         # Near pooled N = d the global model's scale g grows like 1 / (N/d - 1) and meets the
         # cap as well: 20 clients at N/d - 1 = 1e-3 blamed their weights, 0.026 to 0.072.
+        if failure is not None and "peak" in str(failure):
+            raise SolverError(
+                f"finite-clients limit: the solves for tau(A^-1) fail from g = {g:.6g} on, "
+                f"not at a cap: {failure}; that client's t_l shrinks as the clients' gamma "
+                "spread: bring them closer to each other, or take alpha with 1/alpha outside "
+                "the spectra")
         excess = float(np.sum(count / gam)) - 1.0
         why = (f"pooled N is near d (N/d - 1 = {excess:.3g}, where g grows like 1 / (N/d - 1)): "
                "lower the clients' gamma" if excess < 0.1 else
@@ -278,7 +300,8 @@ def _subordination(gam, p, count, phi):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 above = outer(np.array([hi]), None)[0][0] >= 0
-        except SolverError:
+        except SolverError as exc:
+            failure = exc
             # Past a cap the quadrature did not see (phi(S_l) not invertible, or the inner
             # solves' rounding next to it): hi caps g from now on; step back.
             cap, hi = hi, 0.5 * (lo + hi)

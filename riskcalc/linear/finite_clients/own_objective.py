@@ -29,6 +29,15 @@ def objective(method: str, tuning: float):
     return (lambda s: s, lambda s: s, tuning if method == "rtfa" else 0.0)
 
 
+def phi_zero(method: str, tuning):
+    """The zero of phi inside (0, infinity), where the subordination's integrands
+    (p phi(s) + t)^-k peak as t -> 0 (``mp_expect``'s ``peak``): MAML-FL's double zero
+    s = 1/alpha (paper 003, eq. 12: Omega_j = (I - alpha X_j X_j^T / n_j)^2); None for the
+    others (pFedMe's and FedAvg's phi vanish at s = 0 only). The real part for the gradient's
+    complex steps."""
+    return 1.0 / float(np.real(tuning)) if method == "maml_fl" and np.real(tuning) > 0 else None
+
+
 def maml_factors(alpha):
     """(a, b) with (a - b s)^2 = (1 - alpha s)^2 / k, k = 1 up to alpha = 1 and alpha^2
     beyond: MAML-FL's global objective (paper 003, eq. 12) with phi(s) = s (a - b s)^2 and
