@@ -153,16 +153,16 @@ def _mp_tau(gamma, fun):
     (0.3, 0.05, 1.2, 0.4), (0.3, 5.0, 0.2, 0.1), (2.5, 0.01, 0.7, 0.3), (2.5, 40.0, 0.5, 0.6),
     (1.02, 1e-3, 0.8, 0.5), (0.9, 2.0, 1e-3, 0.05), (15.0, 0.02, 3.0, 0.2), (4.0, 1e-6, 0.5, 0.3)])
 def test_rtfa_closed_traces_equal_mpmath(gamma, lam, u, p):
-    """The closed forms of RTFA's six target traces (``identity._ridge_traces``: partial
+    """The closed forms of RTFA's six target traces (``target_traces.ridge_traces``: partial
     fractions of Marchenko-Pastur Stieltjes transforms, the atom of gamma > 1 apart) against
-    25-digit quadrature of the density, including points ``_target_traces`` leaves to its
+    25-digit quadrature of the density, including points ``target_traces`` leaves to its
     Chebyshev quadrature (poles close together relative to the lower edge). Tolerance: the
     Stieltjes forms are accurate to a few ulps and the divided differences lose at most a
     factor (edge + max(lam, u)) / |u - lam| each (<= 2 where the closed forms are used; <= 50
     at the last two points): 1e-13."""
     import mpmath as mp
 
-    from riskcalc.linear.finite_clients.identity import _ridge_traces
+    from riskcalc.linear.finite_clients.target_traces import ridge_traces
 
     mp.mp.dps = 25
     L, U, P = mp.mpf(lam), mp.mpf(u), mp.mpf(p)
@@ -172,7 +172,7 @@ def test_rtfa_closed_traces_equal_mpmath(gamma, lam, u, p):
             lambda s: s * (L / (s + L)) ** 2 / (s + U) / P]
     ref = np.array([float(_mp_tau(gamma, f)) for f in funs])
     ref = np.append(ref, ref[4] / lam)
-    got = _ridge_traces(np.array([gamma]), np.array([lam]), np.array([p]), np.array([u]))[:, 0]
+    got = ridge_traces(np.array([gamma]), np.array([lam]), np.array([p]), np.array([u]))[:, 0]
     np.testing.assert_allclose(got, ref, rtol=1e-13)
 
 

@@ -1,4 +1,4 @@
-"""RTFA's closed-form traces at large penalties (``finite_clients.identity._ridge_traces``).
+"""RTFA's closed-form traces at large penalties (``finite_clients.target_traces.ridge_traces``).
 
 The trace nu(f S (b+t)^-1) was once computed as lam^2 (C - lam (A_2 - C) / delta), whose two
 terms are each ~ B_1 / lam and cancel to ~1/lam^2: at lam = 1e12 it was wrong in the 4th
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear.finite_clients.identity import _ridge_traces
+from riskcalc.linear.finite_clients.target_traces import ridge_traces
 
 
 def _nu_golden(gamma, lam, u):
@@ -35,7 +35,7 @@ def _nu_golden(gamma, lam, u):
 @pytest.mark.parametrize("lam", [1e3, 1e8, 1e12, 4e15])
 def test_fifth_trace_matches_mpmath_at_large_penalties(gamma, lam):
     p, u = 0.2, 0.7
-    J = _ridge_traces(np.array([gamma]), np.array([lam]), np.array([p]), np.array([u]))
+    J = ridge_traces(np.array([gamma]), np.array([lam]), np.array([p]), np.array([u]))
     golden = _nu_golden(gamma, lam, u)
     # Both routes ~ nu(s / (s + u)) at this scale; the stable form loses no digits to lam.
     assert J[4, 0] * p == pytest.approx(golden, rel=1e-10)

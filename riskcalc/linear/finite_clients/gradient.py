@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.finite_clients.identity import (_continuous, assemble, check_pooled,
-                                                     federation_totals, moments, not_positive,
-                                                     solve_g, sources, summands)
+from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
+                                                     moments, not_positive, solve_g, sources,
+                                                     summands)
+from riskcalc.linear.finite_clients.target_traces import continuous
 from riskcalc.linear.finite_clients.own import _subordination, own_sources
 from riskcalc.linear.finite_clients.own_objective import objective
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
@@ -167,7 +168,7 @@ class _FedAvgObjective:
         if self.method == "rtfa" and np.any(lam.imag):
             # The oracle ridge variance gamma tau(S (S + lam)^-2) = gamma (m - lam m')(-lam),
             # complex-safe in lam (the atom at 0 of gamma > 1 gives S (S + lam)^-2 = 0).
-            m1, m2 = _continuous(self.gam, lam)
+            m1, m2 = continuous(self.gam, lam)
             own = self.gam * (m1 - lam * m2)
         src = sources(self.method, self.gam, lam, p, x, u, var_r, own=own)
         qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
