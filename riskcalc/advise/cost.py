@@ -152,14 +152,21 @@ SHIFT_GRADIENT_CALLS = {"fedavg": (15, 1.3, 150), "ftfa": (15, 1.0, 110),
                         "rtfa": (110, 3.0, 250), "pfedme": (15, 0.8, 85),
                         "maml_fl": (20, 1.0, 70)}
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
-#: method at fixed tuning), (a, b, c) for a + b M + c M^2, M distinct clients; "general": a
-#: spectrum or covariate shift. Measured (process CPU, one BLAS thread): MAML-FL under a
-#: two-point spectrum 8.7 s at 1000 distinct clients and 84 s at 10,000; pFedMe, its groups
-#: batched, 0.06 s at 2000 and 0.9 s at 30,000 with two atoms, 0.46 s at 1000 with a 50-atom
-#: power law and 10 s with 200 atoms (its b is that last, the most atoms a federation file's
-#: spectrum needs here). Sigma = I (2026-11-29, load 8-10; gamma in [0.3, 3], r and sigma in
-#: [0.1, 2]): MAML-FL 0.95 / 18 s and pFedMe 1.1 / 17.6 / 79 s at 15,000 / 50,000 / 150,000
-#: distinct clients, faster than linear in M (their c; a + b M alone said 6 s at 150,000).
+#: method at fixed tuning), (a, b, c) for a + b M + c M^2, M distinct clients; "general":
+#: covariate shift, "spectrum": a shared spectrum. Measured (process CPU, one BLAS thread):
+#: MAML-FL under a two-point spectrum 8.7 s at 1000 distinct clients and 84 s at 10,000;
+#: pFedMe, its groups batched, 0.06 s at 2000 and 0.9 s at 30,000 with two atoms, 0.46 s at
+#: 1000 with a 50-atom power law and 10 s with 200 atoms (its b is that last, the most atoms a
+#: federation file's spectrum needs here). Sigma = I (2026-11-29, load 8-10; gamma in [0.3,
+#: 3], r and sigma in [0.1, 2]): MAML-FL 0.95 / 18 s and pFedMe 1.1 / 17.6 / 79 s at 15,000 /
+#: 50,000 / 150,000 distinct clients, faster than linear in M (their c; a + b M alone said 6 s
+#: at 150,000).
+#: A shared spectrum: FedAvg, FTFA and RTFA build (targets x groups) arrays
+#: (``finite_clients.sigma.trace_coefficients``), quadratic in M. Measured (FTFA,
+#: two-point:1,4,0.3, one thread, load ~6, fuzz39 adv2): 0.17 / 0.24 / 1.09 / 3.06 / 6.3 / 10.3
+#: s at 1000 / 2000 / 4000 / 8000 / 12,000 / 16,000 distinct clients (FedAvg 2.65 s, RTFA
+#: 3.11 s at 8000; under covariate shift 0.33 s at 8000); a + b M alone said 2.1 s at 16,000,
+#: c = 5e-8 says 14.4 s (510 s at 100,000).
 PREDICT_EVAL = {
     "identity": {"fedavg": (1e-3, 3e-6, 0.0), "ftfa": (1e-3, 3e-6, 0.0),
                  "rtfa": (2e-3, 3e-6, 0.0), "maml_fl": (5e-3, 3e-5, 7e-9),
@@ -167,6 +174,9 @@ PREDICT_EVAL = {
     "general": {"fedavg": (5e-3, 2e-4, 0.0), "ftfa": (5e-3, 1e-4, 0.0),
                 "rtfa": (5e-3, 1e-4, 0.0), "maml_fl": (0.05, 1e-2, 0.0),
                 "pfedme": (0.05, 1e-2, 0.0)},
+    "spectrum": {"fedavg": (5e-3, 2e-4, 5e-8), "ftfa": (5e-3, 1e-4, 5e-8),
+                 "rtfa": (5e-3, 1e-4, 5e-8), "maml_fl": (0.05, 1e-2, 0.0),
+                 "pfedme": (0.05, 1e-2, 0.0)},
 }
 #: Evaluations of the tuning searches (three weightings: two searched, one optimized).
 TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 52, "pfedme": 52}

@@ -2,11 +2,12 @@
 
 Every search here minimizes an exact limit of ``riskcalc.clients_limit`` (or the oracle limits
 of ``riskcalc.limit`` / ``riskcalc.steps_limit``): a log-spaced grid brackets the minimum, then
-a golden-section search refines it inside the bracket (a bounded scalar minimization; for the
-per-client penalties of RTFA, one search per client run side by side, since client j's risk
-depends on its own lam_j only: the FedAvg global model does not involve lam). The federation's
-covariance, one shared spectrum or one per client (covariate shift), reaches every limit
-through ``Federation.limit_kwargs``; the steps have a finite-M limit for a shared spectrum only.
+a bounded scalar minimization refines it inside the bracket (for the per-client penalties of
+RTFA a golden-section search per client, run side by side, since client j's risk depends on its
+own lam_j only: the FedAvg global model does not involve lam; for a shared alpha or lam Brent's
+method). The federation's covariance, one shared spectrum or one per client (covariate shift),
+reaches every limit through ``Federation.limit_kwargs``; the steps have a finite-M limit for a
+shared spectrum only.
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ SCALE_RANGE = (1e-10, 1e6)
 #: RTFA's risk within this relative distance above FedAvg's at a penalty beyond ``LAM_SPAN``:
 #: the optimum is at lam = infinity (``shown_lams``; the limits are solved to ~1e-12).
 INF_RTOL = 1e-9
+#: ``shared_tuning``'s stop, in log alpha or log lam (``brent``'s xtol). Measured (the 100
+#: clients of ``benchmarks/bench_advise_decision.py``'s seed [32, 7], pFedMe and MAML-FL, both
+#: weightings, against a search to 1e-8): 7-12 limits and within 4e-14 of the reference's
+#: mean risk, where golden sections to 1e-3 (until session 39) took 16-19 and ended up to
+#: 2.1e-9 above it; Brent to 1e-3 or 1e-4 took 7-10 and ended within 2.3e-11.
+SHARED_XTOL = 1e-5
 _INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
+_GOLDEN_STEP = 1.0 - _INV_PHI
 #: Under covariate shift, most clients x grid rows for ``rtfa_lams`` to evaluate its rows of
 #: penalties at once (up to 6 clients): it saves the per-call work of small federations (4
 #: clients: 0.40 -> 0.15 s per search), but not of large ones (shift1000 of
@@ -86,6 +94,49 @@ def golden(fun, lo, hi, xtol: float = XTOL):
         a, b = a_new, b_new
     x = np.where(fa <= fb, a, b)
     return x, np.minimum(fa, fb)
+
+
+def brent(fun, lo: float, hi: float, x: float, fx: float, xtol: float):
+    """Minimize the scalar ``fun`` over [lo, hi] by Brent's method (golden-section steps,
+    parabolic ones where the last three points allow: R. P. Brent, Algorithms for Minimization
+    without Derivatives, 1973, ch. 5; scipy's ``fminbound``) from the point x inside, fx =
+    fun(x) known and no larger than at lo and hi; ends where the bracket around the best point
+    is within ``xtol`` (absolute, plus 1.5e-8 relative) of it. Infinite values (a limit not
+    computed) take golden-section steps. Returns (argmin, min), a point it evaluated."""
+    tiny = 1.5e-8
+    v = w = x
+    fv = fw = fx
+    step = prev = 0.0
+    while True:
+        mid, tol = 0.5 * (lo + hi), tiny * abs(x) + xtol / 3.0
+        if abs(x - mid) <= 2.0 * tol - 0.5 * (hi - lo):
+            return x, fx
+        parabolic = False
+        if abs(prev) > tol:
+            r, q = (x - w) * (fx - fv), (x - v) * (fx - fw)
+            p, q = (x - v) * q - (x - w) * r, 2.0 * (q - r)
+            p, q = (-p, q) if q > 0.0 else (p, -q)
+            prev, last = step, prev
+            # The parabola's minimum, if it lies inside and moves less than half the step
+            # before last (NaN from infinite values fails every test).
+            if abs(p) < abs(0.5 * q * last) and q * (lo - x) < p < q * (hi - x):
+                step, parabolic = p / q, True
+                if x + step - lo < 2.0 * tol or hi - x - step < 2.0 * tol:
+                    step = tol if mid >= x else -tol
+        if not parabolic:
+            prev = (lo if x >= mid else hi) - x
+            step = _GOLDEN_STEP * prev
+        u = x + (step if abs(step) >= tol else (tol if step >= 0 else -tol))
+        fu = float(fun(u))
+        if fu <= fx:
+            lo, hi = (x, hi) if u >= x else (lo, x)
+            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
+        else:
+            lo, hi = (lo, u) if u >= x else (u, hi)
+            if fu <= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu <= fv or v in (x, w):
+                v, fv = u, fu
 
 
 def rtfa_lams(fed, weights):
@@ -186,7 +237,7 @@ def shown_lams(fed, weights, lam, risk):
 
 def shared_tuning(method: str, fed, weights, grid):
     """The one alpha (maml_fl) or lam (pfedme) minimizing the federation's mean finite-M
-    risk: the best point of ``grid`` then golden-section search between its neighbours.
+    risk: the best point of ``grid`` then Brent's search (``brent``) between its neighbours.
     Points where the limit cannot be computed (SolverError) count as infinite risk.
 
     Returns
@@ -229,7 +280,8 @@ def shared_tuning(method: str, fed, weights, grid):
                           + "; ".join(why[:2]) + (f" (and {len(why) - 2} other reasons)"
                                                   if len(why) > 2 else ""))
     i = int(np.argmin(values))
-    x, _ = golden(mean, logs[max(i - 1, 0)], logs[min(i + 1, grid.size - 1)], xtol=1e-3)
+    x, _ = brent(mean, logs[max(i - 1, 0)], logs[min(i + 1, grid.size - 1)], logs[i],
+                 values[i], SHARED_XTOL)
     value = float(np.exp(x))
     return value, result(value)
 

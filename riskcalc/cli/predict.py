@@ -173,7 +173,8 @@ def _finite_clients_budget(args, spec, fed) -> None:
     rows = zip(*(fed[k] for k in ("gamma", "r", "sigma")), fed.get("spectra") or [None] * len(
         fed["gamma"]))
     distinct = len(set(rows))
-    a, b, c = PREDICT_EVAL["general" if general else "identity"][spec.method]
+    route = "identity" if not general else ("general" if "spectra" in fed else "spectrum")
+    a, b, c = PREDICT_EVAL[route][spec.method]
     if "spectra" in fed:            # covariate shift: the distinct spectra's cube counts
         from riskcalc.linear.engine.joint_spectrum import joint_spectrum
         from riskcalc.linear.finite_clients.shift.limits import check_work
