@@ -243,7 +243,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_montecarlo_algorithms.py", "test_rounds_budget.py",
     "test_figures_atomic.py", "test_advise_separable_fd.py", "test_logistic_finite_clients.py",
     "test_theory_vs_simulation.py", "test_fuzz_fourth.py", "test_rates_simulation.py",
-    "test_fuzz37_fuzzlogi.py", "test_fuzz39_spec.py", "test_fuzz39_logi.py",
+    "test_fuzz37_fuzzlogi.py", "test_fuzz39_spec.py", "test_fuzz39_logi.py", "test_fuzz39_lead.py",
     "test_hardening_thirteenth.py", "test_hardening_span.py", "test_rounds_near_threshold.py",
     "test_hardening_alpha.py", "test_hardening_twentyfifth.py", "test_hardening_progress.py",
     "test_hardening_twentythird.py", "test_hardening_rounds_lam.py",

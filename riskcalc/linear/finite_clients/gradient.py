@@ -42,7 +42,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, fed
                                                      summands)
 from riskcalc.linear.finite_clients.target_traces import continuous
 from riskcalc.linear.finite_clients.own import _subordination, own_sources
-from riskcalc.linear.finite_clients.own_objective import objective
+from riskcalc.linear.finite_clients.own_objective import objective, phi_zero
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
@@ -196,7 +196,10 @@ class _Own(_FedAvgObjective):
         self.method, self.gam, self.sigma, self.r, self.count, self.p = (method, gam, sigma, r,
                                                                           count, p)
         self.tuned, self.tun = True, float(tuning)
-        self.g, self.t = _subordination(gam, p, count, objective(method, self.tun)[0])
+        # With phi's zero as the quadrature's peak, as the limits themselves (own.py): MAML-FL
+        # with 1/alpha inside a client's spectrum (h39quad F1).
+        self.g, self.t = _subordination(gam, p, count, objective(method, self.tun)[0],
+                                        phi_zero(method, self.tun))
         self.D = self._G(p, self.tun, self.t.astype(complex), power=2).real
         # The oracle variance: least squares (MAML-FL's min-norm interpolation) or ridge.
         self.own0 = isotropic_factors(gam, np.full(gam.shape, objective(method, self.tun)[2]))[1]
@@ -204,7 +207,7 @@ class _Own(_FedAvgObjective):
     def _G(self, p, tun, t, power=1):
         phi = objective(self.method, tun)[0]
         return mp_expect(self.gam, lambda s, P, T: (1.0 / (P * phi(s) + T) ** power,),
-                         p[:, None], t[:, None])[0]
+                         p[:, None], t[:, None], peak=phi_zero(self.method, tun))[0]
 
     def v0(self, name=None):
         v = {"p": self.p.astype(complex), "g": complex(self.g), "tuning": complex(self.tun)}
