@@ -1,0 +1,17 @@
+"""Issue 32, fuzz39 (logi2): what this fuzz found, each test failing before."""
+import pytest
+
+
+def test_pfedme_at_a_vanishing_lam_says_which_clients_are_separable():
+    # F1 (h39logi's leftover a): lam = 1e-300 raised "FedProx fixed point: no convergence at
+    # lam = 1e-300 (residual 2.46)" without the cause: every client's data separable, so its
+    # own MLE (the lam -> 0 limit) does not exist; now the clients, why, and a lam that answers.
+    from riskcalc import logistic_clients_limit
+
+    with pytest.raises(ValueError) as err:
+        logistic_clients_limit(gamma=[4, 4, 8], signal=1, r=[1, 1, 1], method="pfedme",
+                               lam=1e-300, global_lam=0.1)
+    text = str(err.value)
+    assert "clients 0 (gamma 4 >= h = 0.399), 1 (gamma 4" in text
+    assert "2 (gamma 8 >= h = 0.399): their data are separable" in text
+    assert text.endswith("give a larger lam (lam = 1e-08 does)")
