@@ -15,3 +15,20 @@ def test_pfedme_at_a_vanishing_lam_says_which_clients_are_separable():
     assert "clients 0 (gamma 4 >= h = 0.399), 1 (gamma 4" in text
     assert "2 (gamma 8 >= h = 0.399): their data are separable" in text
     assert text.endswith("give a larger lam (lam = 1e-08 does)")
+
+
+def test_the_logistic_tuning_holds_each_solve_to_what_is_left():
+    # F2 (h39logi's leftover c): each solve kept its own 60 s, so the search overran
+    # max_seconds by up to one solve: 0.3 s asked, refused after 3.5 s (its first solve under
+    # two-point:1,100). Each solve now gets what is left, refused up front by its estimate.
+    import time
+
+    import riskcalc
+
+    clock = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^optimal_lambda_logistic: still searching at "
+                       r"max_seconds = 0\.3 \(.*; the solve at lam = 0\.001 would pass it: "
+                       r".* 0 of 3 grid points"):
+        riskcalc.optimal_lambda_logistic(gamma=1, signal=1, r=1, grid=3, max_seconds=0.3,
+                                         spectrum=riskcalc.Spectrum([1.0, 100.0]))
+    assert time.perf_counter() - clock < 1.0
