@@ -32,3 +32,14 @@ def test_the_logistic_tuning_holds_each_solve_to_what_is_left():
         riskcalc.optimal_lambda_logistic(gamma=1, signal=1, r=1, grid=3, max_seconds=0.3,
                                          spectrum=riskcalc.Spectrum([1.0, 100.0]))
     assert time.perf_counter() - clock < 1.0
+
+
+def test_a_complex_lam_at_finite_clients_is_refused_naming_lam():
+    # F3: logistic_clients_limit(lam=0.5+0j) (and logistic_limit(..., clients=3)) was numpy's
+    # TypeError "float() argument must be a string or a real number, not 'complex'".
+    import riskcalc
+
+    with pytest.raises(ValueError, match=r"^lam must be a real number, got \(0\.5\+0j\): "
+                       "complex values are refused"):
+        riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=0.5 + 0j, clients=3,
+                                global_lam=0.1)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, positive_int, real
 from riskcalc._text import shown_apart
 
 GAMMA_RANGE, LAM_MAX, SPECTRUM_LAM_MAX = (1e-16, 1e10), 1e8, 1e4
@@ -90,7 +90,9 @@ def check_gamma(gamma, name: str = "gamma") -> np.ndarray:
 
 def check_lam(lam, lam_max: float = LAM_MAX) -> None:
     """ValueError when some ``lam`` exceeds ``lam_max`` (None: no lam)."""
-    if lam is not None and np.any(np.asarray(lam, float) > lam_max):
+    # real: a complex lam was numpy's TypeError "float() argument must be ... not 'complex'"
+    # (logistic_clients_limit checks lam here first).
+    if lam is not None and np.any(real("lam", lam) > lam_max):
         # Shown apart from the edge: lam = 1.00000001e8 was "[0, 1e+08] ..., got 1e+08".
         raise ValueError(f"lam must lie in [0, {lam_max:g}] for the logistic limit, got "
                          f"{shown_apart(np.max(lam), lam_max)}: the range its solver is measured "
