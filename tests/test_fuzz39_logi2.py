@@ -43,3 +43,16 @@ def test_a_complex_lam_at_finite_clients_is_refused_naming_lam():
                        "complex values are refused"):
         riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=0.5 + 0j, clients=3,
                                 global_lam=0.1)
+
+
+@pytest.mark.parametrize("name", ["gamma", "r"])
+def test_ragged_per_client_lists_are_refused_naming_the_parameter(name):
+    # F4: a ragged gamma or r was numpy's "setting an array element with a sequence. The
+    # requested array has an inhomogeneous shape ...", naming neither.
+    import riskcalc
+
+    kw = dict(gamma=[2, 1], r=[1, 1], signal=1, lam=0.5, global_lam=0.1)
+    kw[name] = [[2, 1], [1]]
+    with pytest.raises(ValueError, match=rf"^{name} must be a real number, got \[\[2, 1\], "
+                       r"\[1\]\]: not a number \(or an array of numbers of one shape\)"):
+        riskcalc.logistic_clients_limit(**kw)
