@@ -56,3 +56,13 @@ def test_ragged_per_client_lists_are_refused_naming_the_parameter(name):
     with pytest.raises(ValueError, match=rf"^{name} must be a real number, got \[\[2, 1\], "
                        r"\[1\]\]: not a number \(or an array of numbers of one shape\)"):
         riskcalc.logistic_clients_limit(**kw)
+
+
+def test_the_oracle_estimate_at_zero_norms_counts_the_solve():
+    # F5 (h39logi's leftover b, its first half): oracle_seconds returned 0 at signal = r = 0,
+    # where a solve still runs (0.035-0.07 s measured, lam 0.5 to 0): now the smallest rules'
+    # cost, as at any tiny norm (0.118 s at lam 0.5).
+    from riskcalc.logistic.work import oracle_seconds
+
+    for lam in (0.5, 1e-8, 0.0):
+        assert oracle_seconds(0.0, 0.0, lam) == oracle_seconds(0.0, 1e-300, lam) > 0.05
