@@ -66,3 +66,14 @@ def test_the_oracle_estimate_at_zero_norms_counts_the_solve():
 
     for lam in (0.5, 1e-8, 0.0):
         assert oracle_seconds(0.0, 0.0, lam) == oracle_seconds(0.0, 1e-300, lam) > 0.05
+
+
+def test_the_replicate_task_refuses_a_federation_beyond_memory():
+    # F6: pipeline.simulate_replicate(gammas=[1e-9, 2], d=4) (4e9 samples) was numpy's
+    # MemoryError "Unable to allocate 119. GiB"; simulate_pipeline refused it, the task did not.
+    from montecarlo.logistic import pipeline
+
+    with pytest.raises(ValueError, match=r"^the federated logistic pipeline \(4000000002 pooled "
+                       r"samples at d = 4\) needs about .* GiB per replicate"):
+        pipeline.simulate_replicate(gammas=[1e-9, 2.0], rs=[0.5, 0.5], signal=0.5, lams=[2.0],
+                                    global_lam=0.1, d=4, seed=0, rep=0)
