@@ -77,3 +77,20 @@ def test_the_replicate_task_refuses_a_federation_beyond_memory():
                        r"samples at d = 4\) needs about .* GiB per replicate"):
         pipeline.simulate_replicate(gammas=[1e-9, 2.0], rs=[0.5, 0.5], signal=0.5, lams=[2.0],
                                     global_lam=0.1, d=4, seed=0, rep=0)
+
+
+@pytest.mark.parametrize("extra, why", [
+    (dict(gamma=1e-9), r"^the logistic simulation at d = 6 \(n = d / gamma = 6e\+09 samples\) "
+     r"needs about"),
+    (dict(n_test=10**12), r"^the logistic simulation at d = 6 \(n = d / gamma = 6 samples, "
+     r"1000000000000 test points\) needs about .* or lower n_test$"),
+])
+def test_the_ridge_task_refuses_a_replicate_beyond_memory(extra, why):
+    # F7: ridge.simulate_replicate at gamma = 1e-9 (or n_test = 1e12), d = 6 was numpy's
+    # MemoryError "Unable to allocate 268. GiB" (43.7 TiB); ridge.simulate refused it, the
+    # task did not.
+    from montecarlo.logistic import ridge
+
+    with pytest.raises(ValueError, match=why):
+        ridge.simulate_replicate(**{**dict(gamma=1.0, signal=1.0, r=0.5, lams=[1.0], d=6,
+                                           seed=0, rep=0), **extra})
