@@ -94,3 +94,18 @@ def test_the_ridge_task_refuses_a_replicate_beyond_memory(extra, why):
     with pytest.raises(ValueError, match=why):
         ridge.simulate_replicate(**{**dict(gamma=1.0, signal=1.0, r=0.5, lams=[1.0], d=6,
                                            seed=0, rep=0), **extra})
+
+
+@pytest.mark.parametrize("task", ["ridge", "pipeline"])
+def test_the_tasks_refuse_a_matrix_of_eigenvalues(task):
+    # F8: eigenvalues=[[1, 2, 3], [1, 2, 3]] beside d = 6 was flattened into six eigenvalues
+    # and simulated (a matrix read as a spectrum); now refused naming eigenvalues.
+    from montecarlo.logistic import pipeline, ridge
+
+    kw = dict(signal=0.5, lams=[1.0], d=6, seed=0, rep=0, eigenvalues=[[1, 2, 3], [1, 2, 3]])
+    with pytest.raises(ValueError, match=r"^eigenvalues must be a 1-d list of numbers, got an "
+                       r"array of shape \(2, 3\)"):
+        if task == "ridge":
+            ridge.simulate_replicate(gamma=1.0, r=0.5, **kw)
+        else:
+            pipeline.simulate_replicate(gammas=[2.0, 2.0], rs=[0.5, 0.5], global_lam=0.1, **kw)

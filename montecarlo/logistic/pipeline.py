@@ -168,7 +168,7 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     # refused it; this task function did not).
     _require_memory(gammas, d, pfedme)
     root_s = None if eigenvalues is None else np.sqrt(
-        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True, ndim=1).reshape(-1))
     if root_s is not None and root_s.size != d:
         raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep,

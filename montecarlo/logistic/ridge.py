@@ -75,7 +75,7 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     # (simulate refused it; this task function did not).
     _require_memory(n, d, n_test)
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
-        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True, ndim=1).reshape(-1))
     if root_s.size != d:
         raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     rng = replicate_rng(seed, rep, 0)
