@@ -17,6 +17,27 @@ def test_pfedme_at_a_vanishing_lam_says_which_clients_are_separable():
     assert text.endswith("give a larger lam (lam = 1e-08 does)")
 
 
+def test_the_separability_reason_is_kept_for_small_lam_failures():
+    # F1's own follow-up: one client is "its data"; a failure at lam = 0.5 is not blamed on
+    # lam -> 0 (the solver's error is kept); no candidate answering is said so.
+    import numpy as np
+
+    from riskcalc.errors import SolverError
+    from riskcalc.logistic.blocks.fedprox import no_joint_root
+    from riskcalc.logistic.blocks.pooled import Federation
+
+    def fail(lam):
+        raise SolverError("no")
+
+    fed, one = Federation(np.array([2.0]), np.array([1.0]), np.array([1]), 1.0, "samples"), \
+        np.array([0])
+    exc = SolverError("no convergence")
+    assert no_joint_root(exc, fed, one, 0.5, fail) is exc
+    text = str(no_joint_root(exc, fed, one, 1e-5, fail))
+    assert "client 0 (gamma 2 >= h = 0.399): its data" in text
+    assert text.endswith("give a larger lam (none of lam = 0.0001, 0.01 answers)")
+
+
 def test_the_logistic_tuning_holds_each_solve_to_what_is_left():
     # F2 (h39logi's leftover c): each solve kept its own 60 s, so the search overran
     # max_seconds by up to one solve: 0.3 s asked, refused after 3.5 s (its first solve under

@@ -181,29 +181,31 @@ def no_joint_root(exc, fed, inverse, lam, solve, mean=1.0):
     started from the global model's view, is lost (gamma [1, 2], lam 1e-300 said only "no
     convergence (residual 1.28)"). ``solve(v)`` re-solves at ``v``: the first of
     ``PROBE_LAMS`` above ``lam`` that answers is offered. ``exc`` itself where no client is
-    separable.
+    separable or ``lam`` is not below ``PROBE_LAMS``' largest (not a small-lam failure).
     """
     from riskcalc.logistic.transition import mle_threshold
 
     kappa = fed.kappa * np.sqrt(mean)
     h = np.array([mle_threshold(float(k)) for k in kappa])
     apart = fed.gamma >= h
-    if not apart.any():
+    if lam >= PROBE_LAMS[-1] or not apart.any():
         return exc
     who = [j for j in range(inverse.size) if apart[inverse[j]]]
     names = ", ".join(f"{j} (gamma {fed.gamma[inverse[j]]:g} >= h = {h[inverse[j]]:.3g})"
                       for j in who[:4]) + (f" and {len(who) - 4} more" if len(who) > 4 else "")
-    answer = "none of lam = " + ", ".join(f"{v:g}" for v in PROBE_LAMS if v > lam)
-    for v in (v for v in PROBE_LAMS if v > lam):
+    tried, answer = [v for v in PROBE_LAMS if v > lam], ""
+    for v in tried:
         try:
             solve(v)
         except (SolverError, Overtime):
             continue
-        answer = f"lam = {v:g} does"
+        answer = f" (lam = {v:g} does)"
         break
+    else:
+        answer = " (none of lam = " + ", ".join(f"{v:g}" for v in tried) + " answers)"
     return ValueError(
         f"pfedme at lam = {lam:g}: {exc}. As lam -> 0 each client's model tends to its own "
         "unpenalized MLE, which does not exist for client" + "s" * (len(who) > 1)
-        + f" {names}: their data are separable (Candes & Sur 2020, Thm 1), the norms grow "
-        f"without bound as lam falls and the joint root is lost; give a larger lam ({answer}"
-        + (" answer)" if answer.startswith("none") else ")"))
+        + f" {names}: {'their' if len(who) > 1 else 'its'} data are separable (Candes & Sur "
+        "2020, Thm 1), the norms grow "
+        f"without bound as lam falls and the joint root is lost; give a larger lam{answer}")
