@@ -130,3 +130,16 @@ def test_the_tasks_refuse_a_matrix_of_eigenvalues(task):
             ridge.simulate_replicate(gamma=1.0, r=0.5, **kw)
         else:
             pipeline.simulate_replicate(gammas=[2.0, 2.0], rs=[0.5, 0.5], global_lam=0.1, **kw)
+
+
+def test_the_logistic_sweep_notes_the_simulated_ratio(capsys):
+    # F9: at d = 41 the sweep simulated n = 20 and predicted at 41 / 20 = 2.05, its row still
+    # reading gamma 2.0 with nothing said (the linear sweep and compare note it).
+    from tests.helpers import run_cli
+
+    code, _, err = run_cli(["sweep", "rtfa", "--model", "logistic", "--lam", "0.5", "--gamma",
+                            "2", "--r", "1", "--signal", "1", "--d", "41", "--reps", "2",
+                            "--no-progress"], capsys)
+    assert code == 0 and err == ("note: predicted at the simulated ratio gamma = d / n = 41 / "
+                                 "20 = 2.05 (gamma = 2 asked; n = max(1, round(d / gamma))); a "
+                                 "d with d / gamma an integer simulates gamma itself\n")
