@@ -143,3 +143,18 @@ def test_the_logistic_sweep_notes_the_simulated_ratio(capsys):
     assert code == 0 and err == ("note: predicted at the simulated ratio gamma = d / n = 41 / "
                                  "20 = 2.05 (gamma = 2 asked; n = max(1, round(d / gamma))); a "
                                  "d with d / gamma an integer simulates gamma itself\n")
+
+
+def test_sweep_at_lam_zero_sends_to_predict_only_where_it_answers(capsys):
+    # F10: sweep local_ridge --lam 0,0.5 at gamma 2 said "predict gives the lam = 0 limit",
+    # which predict refuses there (gamma 2 >= h = 0.399: no MLE); now the condition is said.
+    from tests.helpers import run_cli
+
+    code, _, err = run_cli(["sweep", "local_ridge", "--model", "logistic", "--lam", "0,0.5",
+                            "--gamma", "2", "--r", "1", "--signal", "1", "--d", "20", "--reps",
+                            "2", "--no-progress"], capsys)
+    assert code == 2 and "predict gives the lam = 0 limit where the MLE exists (gamma below " \
+        "the Candes-Sur threshold h(||w_i||)" in err
+    code, _, err = run_cli(["predict", "local_ridge", "--model", "logistic", "--lam", "0",
+                            "--gamma", "2", "--r", "1", "--signal", "1"], capsys)
+    assert code == 2 and "the MLE does not exist" in err
