@@ -133,6 +133,18 @@ def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int, r
     return w0, W, X, y
 
 
+def _require_memory(gammas, d, pfedme):
+    """The clients' sample sizes, after refusing a replicate beyond the machine's memory: the
+    pooled features, their margins copy and the weighted copy of the Hessian product, plus a
+    few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx)."""
+    sizes = client_sizes(gammas, d)
+    N = sum(sizes)
+    require_memory(8.0 * (3 * N * d + (len(gammas) + 4 if pfedme else 4) * d * d),
+                   f"the federated logistic pipeline ({N} pooled samples at d = {d})",
+                   "lower d, raise gamma or lower the number of clients")
+    return sizes
+
+
 def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d: int,
                        seed: int, rep: int, weights: str = "samples", target: int = 0,
                        pfedme: bool = False, eigenvalues=None) -> dict:
@@ -152,8 +164,11 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     gammas, rs, signal, lams, global_lam, d, target = _checked(
         gammas, rs, None, signal, lams, global_lam, d, weights, target)
     seed, rep = check_seed(seed), positive_int("rep", rep, minimum=0)
+    # gammas [1e-9, 2] at d = 4 was numpy's "Unable to allocate 119. GiB" (simulate_pipeline
+    # refused it; this task function did not).
+    _require_memory(gammas, d, pfedme)
     root_s = None if eigenvalues is None else np.sqrt(
-        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True, ndim=1).reshape(-1))
     if root_s is not None and root_s.size != d:
         raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep,
@@ -301,15 +316,9 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     spectrum = as_spectrum(spectrum, d)
     check_reach(signal, rs[target], 1.0 if spectrum is None else float(np.sqrt(np.max(
         spectrum.eigenvalues(d)))), MEASURED_KAPPA_MAX, "the exact test metrics' quadrature")
-    sizes = client_sizes(gammas, d)
-    N = sum(sizes)
     extra = {} if spectrum is None or spectrum.is_identity else {
         "eigenvalues": spectrum.eigenvalues(d).tolist()}
-    # Pooled features, their margins copy and the weighted copy of the Hessian product, plus a
-    # few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx).
-    require_memory(8.0 * (3 * N * d + (m + 4 if pfedme else 4) * d * d),
-                   f"the federated logistic pipeline ({N} pooled samples at d = {d})",
-                   "lower d, raise gamma or lower the number of clients")
+    sizes = _require_memory(gammas, d, pfedme)
     check_tasks(reps, f"{reps} replicates", "lower reps")
 
     def tasks():

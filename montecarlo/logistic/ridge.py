@@ -71,8 +71,11 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     # 0 test points measured NaN metrics (numpy's "Mean of empty slice"), True one point.
     n_test = positive_int("n_test", n_test)
     n = client_sizes([gamma], d)[0]
+    # gamma = 1e-9 (or n_test = 1e12) at d = 6 was numpy's "Unable to allocate 268. GiB"
+    # (simulate refused it; this task function did not).
+    _require_memory(n, d, n_test)
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
-        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True, ndim=1).reshape(-1))
     if root_s.size != d:
         raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     rng = replicate_rng(seed, rep, 0)
@@ -135,6 +138,17 @@ def _centre_scale(value) -> float:
                           ndim=0))
 
 
+def _require_memory(n: int, d: int, n_test: int = 4000) -> None:
+    """Refuse a replicate beyond the machine's memory: the features, their margins and
+    weighted copies (measured 3.1 times the n x d features at n = 1e5, 3.3e5, d = 100), the
+    ``n_test`` test draws and a few d x d Newton matrices, as ``pipeline.simulate_pipeline``
+    checks."""
+    require_memory(8.0 * (3 * n * d + n_test * d + 4 * d * d),
+                   f"the logistic simulation at d = {d} (n = d / gamma = {n:.4g} samples"
+                   + (f", {n_test} test points)" if n_test != 4000 else ")"),
+                   "lower d or raise gamma" + (" or lower n_test" if n_test != 4000 else ""))
+
+
 def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
              progress=False, centre_scale: float = 1.0, spectrum=None,
              max_minutes: float | None = MAX_MINUTES) -> dict:
@@ -157,13 +171,9 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     centre_scale = _centre_scale(centre_scale)
     d = positive_int("d", d, minimum=2)
     n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True, ndim=0))], d)[0]
-    # The features, their margins and weighted copies (measured 3.1 times the n x d features
-    # at n = 1e5, 3.3e5, d = 100), the test draws and a few d x d Newton matrices, as
-    # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
-    # for 74.5 GiB ("not enough memory") after the time estimate had let it start.
-    require_memory(8.0 * (3 * n * d + 4000 * d + 4 * d * d),
-                   f"the logistic simulation at d = {d} (n = d / gamma = {n:.4g} samples)",
-                   "lower d or raise gamma")
+    # At gamma = 1e-6, d = 100 a replicate asked numpy for 74.5 GiB ("not enough memory")
+    # after the time estimate had let it start.
+    _require_memory(n, d)
     extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:

@@ -146,10 +146,12 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     names = measured_fields(method, federated, spectrum)
     check_reach_all(method, points, others, signal, spectrum, d)
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
-    preds, notes = zip(*(_predicted(method, *_simulated_ratios(g, federation(g, rr, m, others),
-                                                                d), rr, signal, lams,
-                                    global_lam, weights, centre, simulated, names, max_seconds)
-                         for g, rr, m in points))
+    preds, notes = zip(*(_noted(_predicted(method, g_sim, fed, rr, signal, lams, global_lam,
+                                           weights, centre, simulated, names, max_seconds),
+                                said)
+                         for g, rr, m in points
+                         for g_sim, fed, said in [_simulated_ratios(
+                             g, federation(g, rr, m, others), d)]))
     tasks = _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed,
                    reps, spectrum)
     # Listed once (a cache counts them) and after the time check where no cache is given:
@@ -249,12 +251,20 @@ def _tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
 
 
 def _simulated_ratios(g, fed, d):
-    """``(g, fed)`` at the ratios d / n_j the simulation realizes (the rows' d and n;
-    ``montecarlo.prediction.simulated_ratios`` with ``pipeline.client_sizes``)."""
-    ratio = simulated_ratios(d, [g], sizes=pipeline.client_sizes)[0][0]
-    if fed is None:
-        return ratio, None
-    return ratio, (simulated_ratios(d, fed[0], sizes=pipeline.client_sizes)[0], fed[1])
+    """``(g, fed, notes)`` at the ratios d / n_j the simulation realizes (the rows' d and n;
+    ``montecarlo.prediction.simulated_ratios`` with ``pipeline.client_sizes``); ``notes``: its
+    note where they differ from those asked (dropped: gamma 2 at d = 41 was predicted at 41 /
+    20 = 2.05 with nothing said, where the linear sweep and compare note it)."""
+    ratio, note = simulated_ratios(d, [g], sizes=pipeline.client_sizes)
+    if fed is not None:
+        ratios, note = simulated_ratios(d, fed[0], sizes=pipeline.client_sizes)
+        fed = (ratios, fed[1])
+    return ratio[0], fed, () if note is None else (note,)
+
+
+def _noted(prediction, said):
+    """``prediction`` (``_predicted``'s pair) with the notes ``said`` first."""
+    return prediction[0], tuple(said) + tuple(prediction[1])
 
 
 def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,

@@ -90,7 +90,7 @@ def check_gamma(gamma, name: str = "gamma") -> np.ndarray:
 
 def check_lam(lam, lam_max: float = LAM_MAX) -> None:
     """ValueError when some ``lam`` exceeds ``lam_max`` (None: no lam), or is not real (a
-    complex lam was a TypeError from ``float()`` with clients; fuzz39 api F5)."""
+    complex lam was a TypeError from ``float()`` with clients; fuzz39 api F5, logi2 F3)."""
     if lam is not None and np.any(real("lam", lam) > lam_max):
         # Shown apart from the edge: lam = 1.00000001e8 was "[0, 1e+08] ..., got 1e+08".
         raise ValueError(f"lam must lie in [0, {lam_max:g}] for the logistic limit, got "

@@ -39,8 +39,7 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None,
         ``||w_hat - w_i||^2``.
     max_seconds : float or None
         The whole search's limit (None: none): no solve is started past it, and the
-        ValueError says how far the search got. Each solve also keeps ``logistic_limit``'s
-        own default limit.
+        ValueError says how far the search got. Each solve is held to what is left of it.
 
     Returns
     -------
@@ -64,21 +63,34 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None,
     lams = np.geomspace(*LAM_RANGE, grid)
     clock, solved = time.perf_counter(), []
 
+    def stopped(spent, why=""):
+        return ValueError(
+            f"optimal_lambda_logistic: still searching at max_seconds = {max_seconds:g} "
+            f"({spent:.3g} s{why}): {min(len(solved), grid)} of {grid} grid points over lam "
+            f"in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}] solved" + (
+                "" if len(solved) < grid else f" and {len(solved) - grid} steps of the "
+                "bounded search") + "; fewer grid points (grid), or raise max_seconds "
+            "(None: no limit)")
+
     def risk(lam):
         # Had no limit as a whole (each solve 60 s of its own): grid = 40 under
         # two-point:1,100,0.5 ran 137 s on a loaded machine, grid = 1000 would run an hour.
+        # Each solve gets what is left (it kept its own 60 s, so the search could overrun
+        # max_seconds by up to one solve).
         spent = time.perf_counter() - clock
         if max_seconds is not None and spent > max_seconds:
-            raise ValueError(
-                f"optimal_lambda_logistic: still searching at max_seconds = {max_seconds:g} "
-                f"({spent:.3g} s): {min(len(solved), grid)} of {grid} grid points over lam in "
-                f"[{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}] solved" + (
-                    "" if len(solved) < grid else f" and {len(solved) - grid} steps of the "
-                    "bounded search") + "; fewer grid points (grid), or raise max_seconds "
-                "(None: no limit)")
+            raise stopped(spent)
+        left = None if max_seconds is None else max_seconds - spent
+        try:
+            value = logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam,
+                                   spectrum=spectrum, max_seconds=left).risk
+        except ValueError as exc:
+            if left is None or f"max_seconds = {left:g}" not in str(exc):
+                raise
+            raise stopped(time.perf_counter() - clock,
+                          f"; the solve at lam = {lam:.6g} would pass it: {exc}") from None
         solved.append(lam)
-        return logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam,
-                              spectrum=spectrum).risk
+        return value
     risks = [risk(v) for v in lams]
     k = int(np.argmin(risks))
     if k in (0, grid - 1):

@@ -95,5 +95,7 @@ def simulated_lams(lams, verb: str) -> None:
     if lams is not None and any(v == 0 for v in lams):
         raise ValueError(f"--lam 0: {verb} --model logistic simulates lam > 0 only (at finite d "
                          "the data may be separable and the unpenalized MLE then does not "
-                         "exist); predict gives the lam = 0 limit, or simulate a small lam > 0 "
+                         "exist); predict gives the lam = 0 limit where the MLE exists (gamma "
+                         "below the Candes-Sur threshold h(||w_i||), riskcalc.logistic."
+                         "transition; it refuses lam = 0 above it), or simulate a small lam > 0 "
                          "such as 1e-4")

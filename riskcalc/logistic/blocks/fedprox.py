@@ -46,7 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, _ratio, settle
-from riskcalc.logistic.engine.deadline import by_deadline
+from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 
 
 def _expand(fed: Federation):
@@ -163,3 +163,49 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=Non
                         gamma=fed.gamma, lam=lam, global_lam=lam_g)
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
     return alpha, np.sqrt(rho2), mu, nfev, err
+
+
+#: Penalties tried, from the smallest above the one asked, when pFedMe's joint root fails
+#: on separable clients (``no_joint_root``).
+PROBE_LAMS = (1e-8, 1e-6, 1e-4, 1e-2)
+
+
+def no_joint_root(exc, fed, inverse, lam, solve, mean=1.0):
+    """The error for pFedMe's joint root ``exc`` failing at ``lam``: with its cause where
+    clients' data are separable.
+
+    As ``lam -> 0`` the coupling ``lam/2 ||w_j - w||^2`` vanishes and client j's model tends to
+    its own unpenalized logistic MLE, which does not exist where ``gamma_j >= h(kappa_j)``
+    (Candes & Sur, Ann. Statist. 2020, Thm 1; ``kappa_j = ||w_j||_Sigma``, ``mean`` the
+    spectrum's mean eigenvalue): the norms grow without bound as lam falls, and the root,
+    started from the global model's view, is lost (gamma [1, 2], lam 1e-300 said only "no
+    convergence (residual 1.28)"). ``solve(v)`` re-solves at ``v``: the first of
+    ``PROBE_LAMS`` above ``lam`` that answers is offered. ``exc`` itself where no client is
+    separable or ``lam`` is not below ``PROBE_LAMS``' largest (not a small-lam failure).
+    """
+    from riskcalc.logistic.transition import mle_threshold
+
+    kappa = fed.kappa * np.sqrt(mean)
+    h = np.array([mle_threshold(float(k)) for k in kappa])
+    apart = fed.gamma >= h
+    if lam >= PROBE_LAMS[-1] or not apart.any():
+        return exc
+    who = [j for j in range(inverse.size) if apart[inverse[j]]]
+    names = ", ".join(f"{j} (gamma {fed.gamma[inverse[j]]:g} >= h = {h[inverse[j]]:.3g})"
+                      for j in who[:4]) + (f" and {len(who) - 4} more" if len(who) > 4 else "")
+    tried, answer = [v for v in PROBE_LAMS if v > lam], ""
+    for v in tried:
+        try:
+            solve(v)
+        except (SolverError, Overtime):
+            continue
+        answer = f" (lam = {v:g} does)"
+        break
+    else:
+        answer = " (none of lam = " + ", ".join(f"{v:g}" for v in tried) + " answers)"
+    return ValueError(
+        f"pfedme at lam = {lam:g}: {exc}. As lam -> 0 each client's model tends to its own "
+        "unpenalized MLE, which does not exist for client" + "s" * (len(who) > 1)
+        + f" {names}: {'their' if len(who) > 1 else 'its'} data are separable (Candes & Sur "
+        "2020, Thm 1), the norms grow "
+        f"without bound as lam falls and the joint root is lost; give a larger lam{answer}")

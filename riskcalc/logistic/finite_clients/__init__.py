@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
-                                per_client, positive_int)
+                                per_client, positive_int, real)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
                                                     check_reach, check_work, client_limits,
                                                     solve_point)
@@ -252,8 +252,13 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         A fixed point did not converge.
     """
     max_seconds = check_max_seconds(max_seconds)
-    if any(np.ndim(v) for v in (signal, lam, global_lam)) or np.ndim(gamma) > 1 \
-            or np.ndim(r) > 1:
+    # real first: a ragged gamma or r was numpy's "setting an array element with a sequence",
+    # naming neither.
+    ranks = {k: 0 if v is None else real(k, v).ndim for k, v in (
+        ("signal", signal), ("lam", lam), ("global_lam", global_lam), ("gamma", gamma),
+        ("r", r))}
+    if any(ranks[k] for k in ("signal", "lam", "global_lam")) or ranks["gamma"] > 1 \
+            or ranks["r"] > 1:
         if spectrum is not None or clients is not None:
             raise ValueError("spectrum, clients: the finite-M grids (array signal, lam, "
                              "global_lam, or per-client gamma, r of shape (..., M)) take gamma "

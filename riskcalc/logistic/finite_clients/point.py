@@ -15,7 +15,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import unique_rows
-from riskcalc.logistic.blocks.fedprox import solve_fedprox
+from riskcalc.logistic.blocks.fedprox import no_joint_root, solve_fedprox
 from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import settle, solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
@@ -256,8 +256,12 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
                     solved = solve_fedprox(fed, lam, global_lam, near, deadline)
                 except SolverError:
                     pass        # the neighbour's root was too far: the global model's view
-            alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start,
-                                                             deadline)
+            try:
+                alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start,
+                                                                 deadline)
+            except SolverError as exc:
+                raise no_joint_root(exc, fed, inverse, lam, lambda v: solve_fedprox(
+                    fed, v, global_lam, start, deadline)) from None
         except Overtime:
             raise ValueError(
                 f"pfedme (lam = {lam:g}, global_lam = {global_lam:g}) was still solving at "
@@ -334,8 +338,16 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
         # global model is still solved for its fields.
         mle = method == "rtfa" and lam == 0.0
         try:
-            views, (overlap, dist, iterations, residual) = client_views(
-                fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups, deadline)
+            try:
+                views, (overlap, dist, iterations, residual) = client_views(
+                    fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups,
+                    deadline)
+            except SolverError as exc:
+                if method != "pfedme":
+                    raise
+                raise no_joint_root(exc, fed, inverse, lam, lambda v: client_views(
+                    fed, spectrum, global_lam, method, v, groups, deadline),
+                    spectrum.mean) from None
         except Overtime:
             # global_lam = 0 just inside the pooled separability threshold: past 60 s with
             # max_seconds = 3; RTFA's fine-tuning and FedProx at lam = 1e-8 on separable data
