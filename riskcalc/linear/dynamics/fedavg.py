@@ -111,18 +111,33 @@ def enclosed(mass: float, mu0: float, edges, what: str) -> None:
                           f"atom at 0: {mu0:.6g})")
 
 
-def settle(bias, var, big, noisy, scale: float, what: str):
+def moving(signal, r) -> bool:
+    """Whether the models' means leave the start 0: signal > 0 or some r_j > 0 (the weights
+    are positive). Otherwise every theta_j is 0 and every model (server, own, personalized)
+    has mean 0 at every round, a diverging one included: its bias is 0 there (``settle``)."""
+    return bool(signal > 0 or np.any(np.asarray(r) > 0))
+
+
+def settle(bias, var, big, noisy, scale: float, what: str, *, moves: bool):
     """The curves' (bias, variance) at the overflowed rounds ``big`` and their check, in one
-    place for every route: bias inf there, variance inf where the model carries noise
-    (``noisy``: a bool, or one per client), else 0 (the computed values there are the
-    overflow's NaN or 0, not a sign of it); a NaN or a form below -1e-9 ``scale`` elsewhere
-    raises SolverError naming ``what``. Returns the pair clipped at 0."""
-    bias[:, big] = np.inf
+    place for every route: bias inf there where the means move (``moves``: ``moving``), else
+    0, variance inf where the model carries noise (``noisy``: a bool, or one per client),
+    else 0 (the computed values there are the overflow's NaN or 0, not a sign of it); a NaN
+    or a form below -1e-9 ``scale`` elsewhere raises SolverError naming ``what``. Returns the
+    pair clipped at 0."""
+    bias[:, big] = np.inf if moves else 0.0
     var[:, big] = np.where(np.reshape(noisy, (-1, 1)), np.inf, 0.0)
     if any(np.any(np.isnan(x)) or np.any(x < -1e-9 * scale) for x in (bias, var)):
         raise SolverError(f"{what}: a negative or NaN quadratic form (the contour quadrature "
                           "lost its precision)")
     return np.maximum(bias, 0.0), np.maximum(var, 0.0)
+
+
+def far(dist, big, live: bool):
+    """The distance to the fixed point ``dist`` with the overflowed rounds ``big`` set: inf
+    where the server model moves (``live``: its mean moves, ``moving``, or it carries noise),
+    else 0 (it stays at 0, its fixed point)."""
+    return np.where(big, np.inf if live else 0.0, dist)
 
 
 def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
@@ -349,10 +364,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         - 2.0 * (p * r ** 2)[:, None] * own.T + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any(noise_w > 0)
-    dist = np.where(big, np.inf, dist)
+    noisy, moves = bool(np.any(noise_w > 0)), moving(signal, r)
+    dist = far(dist, big, moves or noisy)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
-    bias, var = settle(bias, var, big, noisy, scale, "rounds limit")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit", moves=moves)
 
     inner_solution = []
 
@@ -383,7 +398,8 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
                          inner, (z, w, omega, G), terms=terms or own_terms, shift=shift)
         gone = np.isfinite(rounds) & (rounds - shift > over)
-        return settle(*out, gone, noisy | (sigma > 0), scale, "the clients' own models")
+        return settle(*out, gone, noisy | (sigma > 0), scale, "the clients' own models",
+                      moves=moves)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

@@ -1,0 +1,65 @@
+"""Issue 32, fuzz39 (dyn2): what this fuzz found, each test failing before."""
+
+import json
+
+import numpy as np
+import pytest
+
+from riskcalc import rounds_limit
+from riskcalc.spectrum import Spectrum
+from tests.helpers import run_cli
+
+SPECTRUM = Spectrum([1.0, 4.0], weights=[0.5, 0.5])
+NO_SIGNAL = dict(r=0.0, signal=0.0, rounds=[1, 50])
+
+
+def test_no_signal_diverging_fedavg_prints_zero_not_overflow(capsys):
+    """F1: ``predict fedavg --gamma 2 --r 0 --sigma 0 --clients 3 --rounds 300 --local-steps 1
+    --local-step-size 10 --signal 0`` printed "overflow" for bias and risk: ``settle`` set the
+    bias inf at every overflowed round. Every noiseless iterate stays at the start 0 = theta_j:
+    bias, risk, local risk and distance 0 (the simulation of ``compare`` prints 0 there)."""
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", 2, "--r", 0, "--sigma", 0,
+                              "--clients", 3, "--rounds", 300, "--local-steps", 1,
+                              "--local-step-size", 10, "--signal", 0, "--json"], capsys)
+    assert code == 0, err
+    row = json.loads(out)[0]
+    assert row["diagnostics"]["converges"] is False
+    for key in ("bias", "variance", "risk", "global_risk", "local_risk",
+                "distance_to_fixed_point"):
+        assert row[key] == 0.0, key
+
+
+@pytest.mark.parametrize("method, kw", [
+    ("pfedme", dict(gamma=[2.0, 3.0], local_steps=np.inf, lam=1.0)),
+    ("fedavg", dict(gamma=[0.5, 0.5], local_steps=np.inf, spectrum=SPECTRUM)),
+    ("fedavg", dict(gamma=[0.5, 0.7], local_steps=1, step_size=1.0, spectrum=SPECTRUM)),
+    ("fedavg", dict(gamma=[0.5, 0.7], local_steps=np.inf,
+                    spectra=["identity", "two-point:1,4,0.5"])),
+], ids=["alg1-prox", "spectrum-exact", "spectrum-k1", "shift-exact"])
+def test_no_signal_diverging_routes_answer_zero_bias(method, kw):
+    """F1 on the other routes (Algorithm 1's exact prox, a spectrum, covariate shift): with
+    no signal (signal 0, every r_j 0) a diverging round map (global_step 1e10) left bias inf
+    at the overflowed round T = 50; it is 0 there (server and own models, FTFA/RTFA), the
+    variance inf only with noise, the distance inf only with noise."""
+    for sigma in (0.0, 0.5):
+        res = rounds_limit(method, sigma=sigma, global_step=1e10, **NO_SIGNAL, **kw)
+        assert not res.converges
+        assert np.all(res.bias == 0.0) and np.all(res.global_risk[:, 0] < np.inf)
+        last = res.distance_to_fixed_point[-1]
+        if sigma == 0.0:
+            assert np.all(res.risk == 0.0) and last == 0.0
+            assert np.all(res.local_risk == 0.0)
+            assert np.all(res.personalized_risk(lam=1.0) == 0.0)
+        else:
+            assert np.all(np.isinf(res.variance[:, -1])) and np.isinf(last)
+
+
+def test_no_signal_with_noise_is_variance_only():
+    """F1: Sigma = I FedAvg, sigma 0.5, no signal, diverging: the overflowed round was all
+    inf; its bias is 0 (the mean iterate stays 0), its variance inf. One r_j > 0 keeps inf
+    (round 300 past the overflow at T ~ 100)."""
+    kw = dict(gamma=[2.0, 2.0, 2.0], local_steps=1, step_size=10.0, signal=0.0, rounds=[300])
+    res = rounds_limit("fedavg", sigma=0.5, r=0.0, **kw)
+    assert np.all(res.bias == 0.0) and np.all(np.isinf(res.variance))
+    lone = rounds_limit("fedavg", sigma=0.0, r=[0.0, 0.0, 1e-3], **kw)
+    assert np.all(np.isinf(lone.bias))      # one r_j > 0 moves the means: inf stays
