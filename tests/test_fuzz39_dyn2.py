@@ -63,3 +63,17 @@ def test_no_signal_with_noise_is_variance_only():
     assert np.all(res.bias == 0.0) and np.all(np.isinf(res.variance))
     lone = rounds_limit("fedavg", sigma=0.0, r=[0.0, 0.0, 1e-3], **kw)
     assert np.all(np.isinf(lone.bias))      # one r_j > 0 moves the means: inf stays
+
+
+def test_own_models_one_round_past_the_overflow_asked_alone():
+    """F2: FedAvg (Sigma = I, K = 1, step 0.9, gamma 2 and 3: contraction 2.95, the server
+    risk past the floats beyond T = 319.1): ``local_risk`` at T = 320 alone raised SolverError
+    ("a negative or NaN quadratic form"): its own model reads the server model of round 319,
+    but the contour was sized for the rows up to 319.1 only (none). It is the value asked
+    beside T = 319, 3.36e296."""
+    kw = dict(gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0, local_steps=1, step_size=0.9)
+    alone = rounds_limit("fedavg", rounds=[320], **kw)
+    pair = rounds_limit("fedavg", rounds=[319, 320], **kw)
+    assert np.isinf(alone.risk).all()
+    assert alone.local_risk[:, 0] == pytest.approx(pair.local_risk[:, 1], rel=1e-9)
+    assert np.isfinite(alone.local_risk).all()

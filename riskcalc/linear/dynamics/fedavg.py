@@ -334,8 +334,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     settled, over, finite, _ = round_horizon(rho, rounds)
     # Rows beyond ``over`` are inf here (``big``, and ``gone`` for the own models): only the
     # rows up to it need nodes (a diverging map asked for T = 1e5 sized its contours for T =
-    # over, 3827, and the own models' double contour was refused for every row).
-    kept = rounds[finite & (rounds <= over)]
+    # over, 3827, and the own models' double contour was refused for every row). The own
+    # models of round T read the server model of round T - 1: rows up to over + 1 (T = 320
+    # asked alone at over = 319.1 got nodes for T = 0: "a negative or NaN quadratic form").
+    kept = rounds[finite & (rounds - 1 <= over)]
     t_max = int(kept.max()) if kept.size else 0
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
