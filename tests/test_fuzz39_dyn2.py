@@ -77,3 +77,21 @@ def test_own_models_one_round_past_the_overflow_asked_alone():
     assert np.isinf(alone.risk).all()
     assert alone.local_risk[:, 0] == pytest.approx(pair.local_risk[:, 1], rel=1e-9)
     assert np.isfinite(alone.local_risk).all()
+
+
+def test_overflowed_rounds_size_no_contour_under_a_spectrum():
+    """F3: ``round_horizon`` sized the spectrum routes' contours for the rounds up to the
+    overflow (min(max T, over)), not the largest T that needs nodes: FedAvg, two-point
+    spectrum, K = 1, global step 0.4 (contraction 2.13, overflow past T = 457) asked T = 1 and
+    2000 solved 936 nodes for the one row T = 1, and ``local_risk`` was refused ("the double
+    contour needs 4.38e+05 node pairs ... the rounds are too many (up to T = 457)"). Now the
+    nodes of T = 1 alone (216) and the own models answer (36.16375 at T = 1, as asked alone)."""
+    kw = dict(gamma=[0.5, 0.7], local_steps=1, step_size=1.0, global_step=0.4,
+              spectrum=SPECTRUM, r=0.5, sigma=0.3, signal=1.0)
+    both = rounds_limit("fedavg", rounds=[1, 2000], **kw)
+    one = rounds_limit("fedavg", rounds=[1], **kw)
+    assert both.diagnostics["contour_nodes"] == one.diagnostics["contour_nodes"]
+    assert both.risk[:, 0] == pytest.approx(one.risk[:, 0], rel=1e-12)
+    assert both.local_risk[0, 0] == pytest.approx(36.16375, rel=1e-6)
+    assert np.isinf(both.local_risk[:, 1]).all()
+

@@ -96,7 +96,9 @@ def round_horizon(rho: float, rounds):
     settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
     over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
     finite = np.isfinite(rounds) & (rounds <= settled)
-    return settled, over, finite, (int(min(rounds[finite].max(), over)) if finite.any() else 0)
+    # (was min(max(rounds), over): T = 2000 asked at over = 498 sized the contours for T = 498)
+    kept = finite & (rounds <= over)
+    return settled, over, finite, (int(rounds[kept].max()) if kept.any() else 0)
 
 
 def enclosed(mass: float, mu0: float, edges, what: str) -> None:
