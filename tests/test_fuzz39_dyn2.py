@@ -95,3 +95,17 @@ def test_overflowed_rounds_size_no_contour_under_a_spectrum():
     assert both.local_risk[0, 0] == pytest.approx(36.16375, rel=1e-6)
     assert np.isinf(both.local_risk[:, 1]).all()
 
+
+def test_node_pair_refusal_driven_by_the_rounds_does_not_blame_the_spectrum():
+    """F4: RTFA after FedAvg's exact local solves, two-point spectrum, gamma 0.5 twice, global
+    step 3 (round map spectrum [1, 1], contraction 2), T = 1 and 400: refused as "the round
+    map's spectrum comes too close to 0 (its nonzero part [1, 1], bottom / top = 1 ...)" and
+    advised to "move gamma further from pooled N = d" (N / d = 4). The nodes are the rounds':
+    it says so and asks for fewer rounds."""
+    res = rounds_limit("fedavg", gamma=[0.5, 0.5], local_steps=np.inf, global_step=3.0,
+                       spectrum=SPECTRUM, r=0.5, sigma=0.3, signal=1.0, rounds=[1, 400])
+    with pytest.raises(ValueError) as info:
+        res.personalized_risk(lam=1.0)
+    msg = str(info.value)
+    assert "its nodes grow with the rounds, up to T = 400" in msg and "ask for fewer" in msg
+    assert "too close to 0" not in msg and "move gamma" not in msg
