@@ -109,3 +109,16 @@ def test_node_pair_refusal_driven_by_the_rounds_does_not_blame_the_spectrum():
     msg = str(info.value)
     assert "its nodes grow with the rounds, up to T = 400" in msg and "ask for fewer" in msg
     assert "too close to 0" not in msg and "move gamma" not in msg
+
+
+@pytest.mark.parametrize("cov", [dict(spectrum=SPECTRUM),
+                                 dict(spectra=["identity", "two-point:1,4,0.5"])],
+                         ids=["spectrum", "shift"])
+def test_algorithm1_under_a_spectrum_refuses_a_contraction_it_cannot_resolve(cov):
+    """F5: Algorithm 1, K = 2, two-point spectrum, global_step 1e7 at lam 1 (contraction 9.2e6)
+    answered T = 1 with the own models' risk 1e-3 off (2.7153 for 2.7126; T = 1 does not depend
+    on global_step): the curves lose about 1e-17 contraction^2 to rounding (covariate shift:
+    3e-4). Refused beyond a contraction of 1e4, naming global_step."""
+    with pytest.raises(ValueError, match=r"^global_step: .*contraction 9\.[12]\de\+06"):
+        rounds_limit("pfedme", gamma=[0.5, 0.7], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
+                     local_steps=2, step_size=0.05, lam=1.0, global_step=1e7, **cov)
