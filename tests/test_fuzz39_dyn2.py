@@ -122,3 +122,18 @@ def test_algorithm1_under_a_spectrum_refuses_a_contraction_it_cannot_resolve(cov
     with pytest.raises(ValueError, match=r"^global_step: .*contraction 9\.[12]\de\+06"):
         rounds_limit("pfedme", gamma=[0.5, 0.7], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
                      local_steps=2, step_size=0.05, lam=1.0, global_step=1e7, **cov)
+
+
+def test_contour_refused_for_its_rounds_does_not_advise_a_lower_global_step(capsys):
+    """F6: ``predict fedavg ... --rounds 1000000000 --global-step 1e-8`` (g T = 10, not yet at
+    the fixed point): "2000000016 nodes needed ... the spectrum of the round map is too close
+    to 0, the rounds too many, or the global step so large ...; ask fewer rounds or lower
+    global_step" - a lower global step makes it worse. The rounds' degree alone needs the
+    nodes: it says so, and that a larger global_step gets as far in fewer rounds."""
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", 2, "--clients", 3, "--r", 1,
+                              "--sigma", 0.5, "--signal", 1, "--local-steps", 2,
+                              "--local-step-size", 0.1, "--rounds", 10 ** 9,
+                              "--global-step", 1e-8], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "for the rounds asked" in err and "larger global_step" in err
+    assert "lower global_step" not in err

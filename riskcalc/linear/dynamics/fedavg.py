@@ -136,9 +136,8 @@ def settle(bias, var, big, noisy, scale: float, what: str, *, moves: bool):
 
 
 def far(dist, big, live: bool):
-    """The distance to the fixed point ``dist`` with the overflowed rounds ``big`` set: inf
-    where the server model moves (``live``: its mean moves, ``moving``, or it carries noise),
-    else 0 (it stays at 0, its fixed point)."""
+    """``dist`` (to the fixed point) at the overflowed rounds ``big``: inf where the server
+    model moves (``live``: ``moving`` or noisy), else 0 (it stays at 0, its fixed point)."""
     return np.where(big, np.inf if live else 0.0, dist)
 
 
@@ -170,14 +169,19 @@ def _within_amplification(c0, h, t, g, rho, t_max_rounds, bound=AMPLIFICATION):
 
 
 def _node_count(t, degree):
-    """max(degree + 16, 40 / t) nodes, a multiple of 8, refused beyond MAX_NODES."""
+    """max(degree + 16, 40 / t) nodes, a multiple of 8, refused beyond MAX_NODES, naming the
+    rounds where their degree alone needs them (global step 1e-8 at T = 1e9 was told "lower
+    global_step")."""
     n = int(max(degree + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
-        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}): the "
-                          "spectrum of the round map is too close to 0, the rounds too many, or "
-                          "the global step so large that (1 - g z)^T swamps the curve; ask "
-                          "fewer rounds or lower global_step")
+        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES})" + (
+            f" for the rounds asked, polynomials of degree {degree} in the round map's spectrum "
+            "not yet at their fixed point; ask for fewer rounds (global_step times the rounds "
+            "sets how far the iteration gets: a larger global_step gets as far in fewer rounds)"
+            if degree + 16 >= 40.0 / t else ": the spectrum of the round map is too close to 0, "
+            "the rounds too many, or the global step so large that (1 - g z)^T swamps the "
+            "curve; ask fewer rounds or lower global_step"))
     return n
 
 
