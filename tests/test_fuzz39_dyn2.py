@@ -137,3 +137,15 @@ def test_contour_refused_for_its_rounds_does_not_advise_a_lower_global_step(caps
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "for the rounds asked" in err and "larger global_step" in err
     assert "lower global_step" not in err
+
+
+@pytest.mark.parametrize("cov", [dict(spectrum=SPECTRUM),
+                                 dict(spectra=["identity", "two-point:1,4,0.5"])],
+                         ids=["spectrum", "shift"])
+def test_algorithm1_edge_scan_failure_names_global_step(cov):
+    """F7: the same at global_step 1e8: SolverError "the spectrum of the round map was not
+    found on the scan", naming no parameter (the edge scan fails before F5's check). Now F5's
+    refusal, naming global_step * lam."""
+    with pytest.raises(ValueError, match=r"^global_step: global_step \* lam = 1e\+08"):
+        rounds_limit("pfedme", gamma=[0.5, 0.7], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
+                     local_steps=2, step_size=0.05, lam=1.0, global_step=1e8, **cov)

@@ -37,6 +37,25 @@ def check_contraction(rho, g, lam) -> None:
                          "smaller global_step (the paper's 1 / lam averages the clients' models)")
 
 
+def edges_within_reach(find, g, lam):
+    """``find()`` (the edge scan), its SolverError named as ``check_contraction``'s refusal
+    where global_step * lam exceeds ``CONTRACTION_MAX``: the contraction is of that order
+    (between g lam (1 - c^K) - 1 and 2 g lam + 1, c < 1 the local steps' contraction), and
+    beyond about 1e8 the scan fails first ("the spectrum of the round map was not found on
+    the scan", naming no parameter, at global_step 1e8, lam 1)."""
+    try:
+        return find()
+    except SolverError as exc:
+        if g * lam > CONTRACTION_MAX:
+            raise ValueError(f"global_step: global_step * lam = {g * lam:.3g}: Algorithm 1's "
+                             "round map diverges with a contraction of that order, beyond "
+                             f"{CONTRACTION_MAX:g}, where its curves under a spectrum or "
+                             f"covariate shift lose their digits ({exc}); give a smaller "
+                             "global_step (the paper's 1 / lam averages the clients' models)"
+                             ) from None
+        raise
+
+
 def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
     """The edges of the round map's spectrum (``sigma.algorithm1.pencil.spectrum_edges`` with the
     pencil class ``pencil``; where it leaves the real axis, ``circles.plan``), its contour
@@ -46,8 +65,9 @@ def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
     solve with: ``pencil``, or ``circles``' unchecked one on a circle), ``circle`` and ``bound``
     (the contraction is only a bound)."""
     plan = circles.plan(gam, p, lam, eta, K, g, spectrum, rounds, pencil)
-    top, bottom, low = (spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil)
-                        if plan is None else plan["edges"])
+    top, bottom, low = (edges_within_reach(lambda: spectrum_edges(
+        gam, p, lam, eta, K, g, spectrum, pencil=pencil), g, lam)
+        if plan is None else plan["edges"])
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo) if plan is None else plan["contraction"]
