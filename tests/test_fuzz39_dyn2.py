@@ -149,3 +149,18 @@ def test_algorithm1_edge_scan_failure_names_global_step(cov):
     with pytest.raises(ValueError, match=r"^global_step: global_step \* lam = 1e\+08"):
         rounds_limit("pfedme", gamma=[0.5, 0.7], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
                      local_steps=2, step_size=0.05, lam=1.0, global_step=1e8, **cov)
+
+
+def test_a_contraction_rounded_to_one_still_converges(capsys):
+    """F8: ``predict fedavg ... --local-steps inf --global-step 1e-300`` printed "round map:
+    contraction 1 (converges: false)": the map contracts (0 < g a, g b < 2), its contraction
+    1 - g a rounds to 1. It converges (T = inf stays refused: not reached in any number of
+    rounds)."""
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", 2, "--clients", 3, "--r", 1,
+                              "--sigma", 0.5, "--signal", 1, "--rounds", 3, "--local-steps",
+                              "inf", "--global-step", 1e-300, "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)[0]["diagnostics"]["converges"] is True
+    with pytest.raises(ValueError, match="rounds to 1"):
+        rounds_limit("fedavg", gamma=[2.0] * 3, r=1.0, sigma=0.5, signal=1.0,
+                     rounds=[np.inf], local_steps=np.inf, global_step=1e-300)
