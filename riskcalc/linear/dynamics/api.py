@@ -346,6 +346,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
+    # FedAvg's map contracts iff 0 < g a and g b < 2 (a > 0 here): rho = 1 - g a rounds to 1
+    # below g a ~ 1e-16 (global_step 1e-300 was reported "converges: false").
+    converges = converges or (name == "fedavg" and g * out["edges"][1] < 2.0)
     server = out["bias"] + out["variance"]
     if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
         with budgets(*budget):

@@ -96,7 +96,9 @@ def round_horizon(rho: float, rounds):
     settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
     over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
     finite = np.isfinite(rounds) & (rounds <= settled)
-    return settled, over, finite, (int(min(rounds[finite].max(), over)) if finite.any() else 0)
+    # (was min(max(rounds), over): T = 2000 asked at over = 498 sized the contours for T = 498)
+    kept = finite & (rounds <= over)
+    return settled, over, finite, (int(rounds[kept].max()) if kept.any() else 0)
 
 
 def enclosed(mass: float, mu0: float, edges, what: str) -> None:
@@ -111,18 +113,32 @@ def enclosed(mass: float, mu0: float, edges, what: str) -> None:
                           f"atom at 0: {mu0:.6g})")
 
 
-def settle(bias, var, big, noisy, scale: float, what: str):
+def moving(signal, r) -> bool:
+    """Whether the models' means leave the start 0: signal > 0 or some r_j > 0 (the weights
+    are positive). Otherwise every theta_j is 0 and every model (server, own, personalized)
+    has mean 0 at every round, a diverging one included: its bias is 0 there (``settle``)."""
+    return bool(signal > 0 or np.any(np.asarray(r) > 0))
+
+
+def settle(bias, var, big, noisy, scale: float, what: str, *, moves: bool):
     """The curves' (bias, variance) at the overflowed rounds ``big`` and their check, in one
-    place for every route: bias inf there, variance inf where the model carries noise
-    (``noisy``: a bool, or one per client), else 0 (the computed values there are the
-    overflow's NaN or 0, not a sign of it); a NaN or a form below -1e-9 ``scale`` elsewhere
-    raises SolverError naming ``what``. Returns the pair clipped at 0."""
-    bias[:, big] = np.inf
+    place for every route: bias inf there where the means move (``moves``: ``moving``), else
+    0, variance inf where the model carries noise (``noisy``: a bool, or one per client),
+    else 0 (the computed values there are the overflow's NaN or 0, not a sign of it); a NaN
+    or a form below -1e-9 ``scale`` elsewhere raises SolverError naming ``what``. Returns the
+    pair clipped at 0."""
+    bias[:, big] = np.inf if moves else 0.0
     var[:, big] = np.where(np.reshape(noisy, (-1, 1)), np.inf, 0.0)
     if any(np.any(np.isnan(x)) or np.any(x < -1e-9 * scale) for x in (bias, var)):
         raise SolverError(f"{what}: a negative or NaN quadratic form (the contour quadrature "
                           "lost its precision)")
     return np.maximum(bias, 0.0), np.maximum(var, 0.0)
+
+
+def far(dist, big, live: bool):
+    """``dist`` (to the fixed point) at the overflowed rounds ``big``: inf where the server
+    model moves (``live``: ``moving`` or noisy), else 0 (it stays at 0, its fixed point)."""
+    return np.where(big, np.inf if live else 0.0, dist)
 
 
 def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
@@ -153,14 +169,19 @@ def _within_amplification(c0, h, t, g, rho, t_max_rounds, bound=AMPLIFICATION):
 
 
 def _node_count(t, degree):
-    """max(degree + 16, 40 / t) nodes, a multiple of 8, refused beyond MAX_NODES."""
+    """max(degree + 16, 40 / t) nodes, a multiple of 8, refused beyond MAX_NODES, naming the
+    rounds where their degree alone needs them (global step 1e-8 at T = 1e9 was told "lower
+    global_step")."""
     n = int(max(degree + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
-        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}): the "
-                          "spectrum of the round map is too close to 0, the rounds too many, or "
-                          "the global step so large that (1 - g z)^T swamps the curve; ask "
-                          "fewer rounds or lower global_step")
+        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES})" + (
+            f" for the rounds asked, polynomials of degree {degree} in the round map's spectrum "
+            "not yet at their fixed point; ask for fewer rounds (global_step times the rounds "
+            "sets how far the iteration gets: a larger global_step gets as far in fewer rounds)"
+            if degree + 16 >= 40.0 / t else ": the spectrum of the round map is too close to 0, "
+            "the rounds too many, or the global step so large that (1 - g z)^T swamps the "
+            "curve; ask fewer rounds or lower global_step"))
     return n
 
 
@@ -319,8 +340,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     settled, over, finite, _ = round_horizon(rho, rounds)
     # Rows beyond ``over`` are inf here (``big``, and ``gone`` for the own models): only the
     # rows up to it need nodes (a diverging map asked for T = 1e5 sized its contours for T =
-    # over, 3827, and the own models' double contour was refused for every row).
-    kept = rounds[finite & (rounds <= over)]
+    # over, 3827, and the own models' double contour was refused for every row). The own
+    # models of round T read the server model of round T - 1: rows up to over + 1 (T = 320
+    # asked alone at over = 319.1 got nodes for T = 0: "a negative or NaN quadratic form").
+    kept = rounds[finite & (rounds - 1 <= over)]
     t_max = int(kept.max()) if kept.size else 0
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
@@ -349,10 +372,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         - 2.0 * (p * r ** 2)[:, None] * own.T + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any(noise_w > 0)
-    dist = np.where(big, np.inf, dist)
+    noisy, moves = bool(np.any(noise_w > 0)), moving(signal, r)
+    dist = far(dist, big, moves or noisy)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
-    bias, var = settle(bias, var, big, noisy, scale, "rounds limit")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit", moves=moves)
 
     inner_solution = []
 
@@ -383,7 +406,8 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
                          inner, (z, w, omega, G), terms=terms or own_terms, shift=shift)
         gone = np.isfinite(rounds) & (rounds - shift > over)
-        return settle(*out, gone, noisy | (sigma > 0), scale, "the clients' own models")
+        return settle(*out, gone, noisy | (sigma > 0), scale, "the clients' own models",
+                      moves=moves)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

@@ -78,7 +78,8 @@ class RoundsLimit:
         (symmetric) round map on its range; Algorithm 1 with an odd K above 1 / (L + lam):
         an upper bound where ``diagnostics["contraction_is_bound"]`` is True.
     converges : bool
-        contraction < 1.
+        contraction < 1 (FedAvg: also where 1 - g a, below 1, rounds to 1: global_step * a
+        below about 1e-16).
     diagnostics : dict
         The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and
         ``memory_estimate`` (bytes: the estimated peak memory) where the route estimates it

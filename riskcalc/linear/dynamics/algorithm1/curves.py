@@ -111,7 +111,7 @@ from riskcalc.linear.dynamics.algorithm1.fixed_point import fixed_point
 from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws
 from riskcalc.linear.dynamics.algorithm1.pooled import check_mass
 from riskcalc.linear.dynamics.algorithm1.rate import round_map_spectrum
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import far, moving, round_horizon, settle
 
 
 def _pair_terms(two, s, d1, i1, G1, d2, i2, G2):
@@ -295,10 +295,10 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     zero = rounds == 0
     bias[:, zero], var[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
     big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any((p > 0) & (sigma > 0))
-    distance = np.where(big, np.inf, distance)
+    noisy, moves = bool(np.any((p > 0) & (sigma > 0))), moving(signal, r)
+    distance = far(distance, big, moves or noisy)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
-    bias, var = settle(bias, var, big, noisy, scale, "Algorithm 1's curves")
+    bias, var = settle(bias, var, big, noisy, scale, "Algorithm 1's curves", moves=moves)
 
     ctx = dict(laws=laws, two=two, double=double, gam=gam, r=r, sigma=sigma, lam=lam, gl=gl,
                signal=signal, rounds=rounds, i1=i1, i2=i2, d1=d1, d2=d2, yg=yg, xb=xb, Kk=Kk,
@@ -315,7 +315,8 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
             # the null space, never learned (pooled N < d); T = 0 is exact already
             lb = lb + signal ** 2 * mu0 * (rounds != 0)[None, :]
             return settle(lb, lv, big, noisy | (sigma > 0), scale,
-                          "Algorithm 1's curves, personalized from the server model")
+                          "Algorithm 1's curves, personalized from the server model",
+                          moves=moves)
         c = laws.c[:, None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
@@ -342,7 +343,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
             lv = double(P1, P2, parts[1]).T
         lb[:, zero], lv[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
         return settle(lb, lv, big, noisy | (sigma > 0), scale,
-                      "Algorithm 1's curves, the clients' own models")
+                      "Algorithm 1's curves, the clients' own models", moves=moves)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),

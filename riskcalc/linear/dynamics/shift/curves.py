@@ -66,7 +66,7 @@ from riskcalc._text import shown_apart
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
-                                             settle)
+                                             far, moving, settle)
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
@@ -249,9 +249,10 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
             var = np.stack([double(R1d, R2, H[1, k]) for k in range(len(tlist))], axis=1)[:, ti].T
             dist = dist + double(P1, P2, H[1, -1])
     big = np.isfinite(rounds) & (rounds > over)
-    dist = np.where(big, np.inf, dist)
+    moves, server_noise = moving(signal, r), bool(np.any((p > 0) & (sigma > 0)))
+    dist = far(dist, big, moves or server_noise)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(V.max()) + 1e-300
-    bias, var = settle(bias, var, big, np.any((p > 0) & (sigma > 0)), scale, WHAT)
+    bias, var = settle(bias, var, big, server_noise, scale, WHAT, moves=moves)
 
     Wn = np.concatenate([w / 2j, (w / 2j).conj()])
     contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g, "z2": z2, "w2": w2,
@@ -272,7 +273,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         own = own_models_shift_chain if not dense and M * K * K > MAX_UNKNOWNS else \
             own_models_shift
         ob, ov = own(pen, contour, gam, r, sigma, p, signal, rounds)
-        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models")
+        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models",
+                      moves=moves)
 
     def personalize(**kw):
         kn = kw.get("k") if kw["kind"] == "ftfa" else 1
@@ -282,14 +284,16 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
             ob, ov = personalized_shift_chain(ShiftChain(joint, gam, p, eta, K) if dense else pen,
                                               contour, top, gam, r, sigma, p, signal, rounds,
                                               **kw)
-            return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
+            return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models",
+                          moves=moves)
         if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
             return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
                                   route="dense")["personalize"](**kw)
         from riskcalc.linear.dynamics.shift.personalize import personalized_shift
 
         ob, ov = personalized_shift(pen, contour, top, gam, r, sigma, p, signal, rounds, **kw)
-        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
+        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models",
+                      moves=moves)
     personalize.tops = top          # FTFA's convergence and overflow (``RoundsLimit``)
 
     return {"bias": bias, "variance": var,

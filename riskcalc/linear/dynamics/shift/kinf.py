@@ -79,7 +79,7 @@ import copy
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import moving, round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import (MetricPencil, ShiftPencil, client_ends,
                                                    forget_pairs)
@@ -231,7 +231,7 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
         return settle(ob, ov, np.isfinite(rounds) & (rounds > round_horizon(
             out["contraction"], rounds)[1]), np.any((p > 0) & (sigma > 0)) | (sigma > 0),
             (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(pen.V.max())
-            + 1e-300, f"{pen.what}, the personalized models")
+            + 1e-300, f"{pen.what}, the personalized models", moves=moving(signal, r))
     personalize.tops = top
     out["local"], out["personalize"] = local, personalize
     return out

@@ -81,7 +81,7 @@ from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.shift.cost import MAX_SECONDS, edge_seconds, shift_seconds
 from riskcalc.linear.dynamics.sigma.kept import Kept
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, enclosed, round_filters,
-                                              round_horizon, settle)
+                                              far, moving, round_horizon, settle)
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-10
@@ -371,10 +371,11 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
                            + e ** 2 * m2_j) / eta) @ (wu * eta ** 2)
                 + one(F, -(e * g_j) / eta) @ (wv * eta ** 2))
     big = np.isfinite(rounds) & (rounds > over)
-    dist = np.where(big, np.inf, dist)
+    moves, noisy = moving(signal, r), bool(np.any(wv > 0))
+    dist = far(dist, big, moves or noisy)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(v.max()) + 1e-300
-    bias, var = settle(bias, var, big, np.any(wv > 0), scale,
-                       "rounds limit under covariate shift")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit under covariate shift",
+                       moves=moves)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

@@ -152,12 +152,19 @@ def pairs_refused(where: str, pairs: float, limit: float, a: float, b: float, mu
     ``shift.curves``, ``sigma.fedavg.one_step``), saying what is true: its nodes grow with the
     rounds (up to ``t_max``) and as the round map's nonzero spectrum [a, b] nears 0, with
     pooled N / d = sum_j 1/gamma_j and D's atom at 0 ``mu0`` (pooled N < d: the directions no
-    client sees, outside the contour) stated (was "pooled N near d" also at N / d = 5/6)."""
+    client sees, outside the contour) stated (was "pooled N near d" also at N / d = 5/6).
+    Where the rounds alone account for the nodes (n nodes, n^2 / 2 pairs, at most 2 T + 24,
+    as ``fedavg.round_map_curves``' own models judge) it says so and no more (was "comes too
+    close to 0" at bottom / top = 1, T = 400)."""
     inv = float(np.sum(1.0 / np.asarray(gam, float)))
     atom = (f"; its atom at 0 ({mu0:.3g} of it: pooled N < d, the directions no client sees) "
             "is outside the contour" if mu0 > 1e-12 else "")
-    return ValueError(f"{where}: the double contour needs {pairs:.3g} node pairs (more than "
-                      f"{limit:.0g}){what}: the round map's spectrum comes too close to 0 (its "
+    head = f"{where}: the double contour needs {pairs:.3g} node pairs (more than {limit:.0g}){what}"
+    if np.sqrt(2.0 * pairs) <= 2 * t_max + 24:
+        return ValueError(f"{head}: its nodes grow with the rounds, up to T = {t_max:.0f} here "
+                          f"(the round map's nonzero spectrum [{a:.3g}, {b:.3g}]; pooled N / d = "
+                          f"sum_j 1/gamma_j = {inv:.4g}{atom}); ask for fewer rounds")
+    return ValueError(f"{head}: the round map's spectrum comes too close to 0 (its "
                       f"nonzero part [{a:.3g}, {b:.3g}], bottom / top = {a / b:.2g}; pooled N / "
                       f"d = sum_j 1/gamma_j = {inv:.4g}{atom}) or the rounds are too many (up "
                       f"to T = {t_max:.0f} here); "

@@ -63,7 +63,8 @@ from riskcalc.linear.dynamics.shift.algorithm1.personalize_chain import (
     shift_alg1_personalized_chain)
 from riskcalc.linear.dynamics.shift.pencil import client_ends
 from riskcalc.linear.dynamics.sigma import budget, memory
-from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
+from riskcalc.linear.dynamics.sigma.algorithm1.contour import (
+    check_contraction, dense_solve, dense_vectors, edges_within_reach)
 from riskcalc.linear.dynamics.sigma.algorithm1.couplings import solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
@@ -77,12 +78,12 @@ def _contour(gam, p, lam, eta, K, g, rounds, V, h, pencil=ShiftAlg1Pencil):
     client's own sample spectrum) and the contour of ``sigma.algorithm1.contour.contour``'s
     real case."""
     pooled = p @ V / np.sum(p)
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g,
-                                      SimpleNamespace(atoms=pooled, weights=h),
-                                      pencil=partial(pencil, V),
-                                      ends=client_ends(V, h, gam))
+    top, bottom, low = edges_within_reach(lambda: spectrum_edges(
+        gam, p, lam, eta, K, g, SimpleNamespace(atoms=pooled, weights=h),
+        pencil=partial(pencil, V), ends=client_ends(V, h, gam)), g, lam)
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
+    check_contraction(rho, g, lam)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
     return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": rho,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.fedavg import settle
+from riskcalc.linear.dynamics.fedavg import moving, settle
 from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
@@ -133,4 +133,5 @@ def personal_risks(H, inf_trace, c, gam, r, sigma, p, signal, rounds, V, h):
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(np.max(V @ h)) \
         + 1e-300
     return settle(bias, var, big, noisy, scale,
-                  "personalization after Algorithm 1's rounds under covariate shift")
+                  "personalization after Algorithm 1's rounds under covariate shift",
+                  moves=moving(signal, r))

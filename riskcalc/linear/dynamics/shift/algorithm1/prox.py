@@ -68,7 +68,7 @@ from functools import partial
 
 import numpy as np
 
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import moving, round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import MetricPencil, client_ends, forget_pairs
 from riskcalc.linear.dynamics.shift.personalize import personal_models
@@ -174,7 +174,7 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
             pen.V.max()) + 1e-300
         return settle(*_personalized(pen, seen["c"], top, lam, gam, r, sigma, p, signal, rounds,
                                      **kind), big, np.any((p > 0) & (sigma > 0)) | (sigma > 0),
-                      scale, f"{pen.what}, the personalized models")
+                      scale, f"{pen.what}, the personalized models", moves=moving(signal, r))
     personalize.tops = top          # FTFA's stability per client (``RoundsLimit``)
     out["local"], out["personalize"] = local, personalize
     return out

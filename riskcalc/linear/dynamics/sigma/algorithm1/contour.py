@@ -17,6 +17,45 @@ from riskcalc.linear.dynamics.sigma.algorithm1 import circles
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
 
 
+#: Largest contraction of the round map (about global_step * lam) these curves answer: the
+#: integrands grow as its square and the curves lose about 1e-17 contraction^2 of their value
+#: to rounding (measured, two-point:1,4,0.5, gamma 0.5 and 0.7, K = 2: the own models at T = 1,
+#: which do not depend on global_step, off by 3.5e-12 at contraction 921, 4.6e-10 at 9.2e3,
+#: 1e-7 at 9.2e4, 1e-5 at 9.2e5 and 1e-3 at 9.2e6, silently; covariate shift, identity and
+#: two-point:1,4,0.5: 1.4e-12 at 914, 8e-8 at 9.2e4, 3e-4 at 9.2e6).
+CONTRACTION_MAX = 1e4
+
+
+def check_contraction(rho, g, lam) -> None:
+    """ValueError naming global_step where the contraction ``rho`` exceeds ``CONTRACTION_MAX``
+    (this contour's and covariate shift's, ``shift.algorithm1.curves``)."""
+    if rho > CONTRACTION_MAX:
+        raise ValueError(f"global_step: Algorithm 1's round map diverges with contraction "
+                         f"{rho:.3g} (global_step * lam = {g * lam:.3g}): beyond "
+                         f"{CONTRACTION_MAX:g} its curves under a spectrum or covariate shift "
+                         "lose about 1e-17 contraction^2 of their value to rounding; give a "
+                         "smaller global_step (the paper's 1 / lam averages the clients' models)")
+
+
+def edges_within_reach(find, g, lam):
+    """``find()`` (the edge scan), its SolverError named as ``check_contraction``'s refusal
+    where global_step * lam exceeds ``CONTRACTION_MAX``: the contraction is of that order
+    (between g lam (1 - c^K) - 1 and 2 g lam + 1, c < 1 the local steps' contraction), and
+    beyond about 1e8 the scan fails first ("the spectrum of the round map was not found on
+    the scan", naming no parameter, at global_step 1e8, lam 1)."""
+    try:
+        return find()
+    except SolverError as exc:
+        if g * lam > CONTRACTION_MAX:
+            raise ValueError(f"global_step: global_step * lam = {g * lam:.3g}: Algorithm 1's "
+                             "round map diverges with a contraction of that order, beyond "
+                             f"{CONTRACTION_MAX:g}, where its curves under a spectrum or "
+                             f"covariate shift lose their digits ({exc}); give a smaller "
+                             "global_step (the paper's 1 / lam averages the clients' models)"
+                             ) from None
+        raise
+
+
 def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
     """The edges of the round map's spectrum (``sigma.algorithm1.pencil.spectrum_edges`` with the
     pencil class ``pencil``; where it leaves the real axis, ``circles.plan``), its contour
@@ -26,11 +65,13 @@ def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
     solve with: ``pencil``, or ``circles``' unchecked one on a circle), ``circle`` and ``bound``
     (the contraction is only a bound)."""
     plan = circles.plan(gam, p, lam, eta, K, g, spectrum, rounds, pencil)
-    top, bottom, low = (spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil)
-                        if plan is None else plan["edges"])
+    top, bottom, low = (edges_within_reach(lambda: spectrum_edges(
+        gam, p, lam, eta, K, g, spectrum, pencil=pencil), g, lam)
+        if plan is None else plan["edges"])
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo) if plan is None else plan["contraction"]
+    check_contraction(rho, g, lam)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max) if plan is None else plan["nodes"](t_max)
     return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": rho,

@@ -113,7 +113,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.fedavg import settle
+from riskcalc.linear.dynamics.fedavg import far, moving, settle
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
@@ -301,13 +301,13 @@ def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es
     for b_, v_ in ((bias[0], var[0]), (own_b, own_v)):
         b_[:, zero], v_[:, zero] = ((signal ** 2 + r ** 2) * Es)[:, None], 0.0
     big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any((p > 0) & (sigma > 0))
-    dist = np.where(big, np.inf, dist)
+    noisy, moves = bool(np.any((p > 0) & (sigma > 0))), moving(signal, r)
+    dist = far(dist, big, moves or noisy)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
     sb, sv = settle(bias[0], var[0], big, noisy, scale,
-                    "Algorithm 1's curves with a spectrum")
+                    "Algorithm 1's curves with a spectrum", moves=moves)
     ob, ov = settle(own_b, own_v, big, noisy | (sigma > 0), scale,
-                    "Algorithm 1's curves with a spectrum, the clients' own models")
+                    "Algorithm 1's curves with a spectrum, the clients' own models", moves=moves)
 
     def local(terms=None):
         """(bias, variance), each (M, len(rounds)), of every client's own model after the

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.fedavg import settle
+from riskcalc.linear.dynamics.fedavg import moving, settle
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one, pooled_contour
@@ -137,7 +137,8 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(hw @ atoms) + 1e-300
     return settle(bias, var, big, noisy, scale,
-                  "personalization after Algorithm 1's rounds with a spectrum")
+                  "personalization after Algorithm 1's rounds with a spectrum",
+                  moves=moving(signal, r))
 
 
 def second_nodes(C1, G1, N, P=0):

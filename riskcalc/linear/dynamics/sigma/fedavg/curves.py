@@ -48,7 +48,7 @@ import numpy as np
 from riskcalc._text import shown_apart
 
 from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
-                                             settle)
+                                             far, moving, settle)
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 # DENSE_UNKNOWNS and MAX_PAIRS are defined with the guards that read them before the route
@@ -301,10 +301,11 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
             dist = dist + double2(P1d, P2d, H[1, 1])
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any((p > 0) & (sigma > 0))
-    dist = np.where(big, np.inf, dist)
+    noisy, moves = bool(np.any((p > 0) & (sigma > 0))), moving(signal, r)
+    dist = far(dist, big, moves or noisy)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum",
+                       moves=moves)
 
     def local(terms=None):
         if own_models is None or terms is not None:
@@ -319,7 +320,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                              "one_q": one, "double_q": double, "finite": finite, "g": g,
                              "b": b, "z2": z2, "w2": w2, "Wf2": Wf2, "one2": one2})
         return settle(ob, ov, big, noisy | (sigma > 0), scale,
-                      "rounds limit with a spectrum, the clients' own models")
+                      "rounds limit with a spectrum, the clients' own models", moves=moves)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

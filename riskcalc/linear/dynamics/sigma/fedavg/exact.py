@@ -68,7 +68,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from riskcalc.linear.dynamics.sigma import budget, memory
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import far, moving, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble, own_pairs
 from riskcalc.linear.dynamics.sigma.guards import own_work
@@ -219,9 +219,10 @@ def _full_rank(gam, r, sigma, p, signal, g, rounds, spectrum):
         var = np.broadcast_to(c ** 2 * noise.sum(), bias.shape).copy()
         dist = power ** 2 * (signal ** 2 + np.sum(p ** 2 * r ** 2) + Einv * np.sum(noise))
     big = fin & (rounds > over)
-    noisy = bool(np.any((p > 0) & (sigma > 0)))
+    noisy, moves = bool(np.any((p > 0) & (sigma > 0))), moving(signal, r)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum",
+                       moves=moves)
 
     def local(terms=None):
         if terms is not None:
@@ -231,7 +232,7 @@ def _full_rank(gam, r, sigma, p, signal, g, rounds, spectrum):
         zero = np.where(rounds == 0, ((signal ** 2 + r ** 2) * Es)[:, None], 0.0)
         return zero, own
 
-    return {"bias": bias, "variance": var, "distance": np.where(big, np.inf, dist),
+    return {"bias": bias, "variance": var, "distance": far(dist, big, moves or noisy),
             "contraction": rho, "edges": (1.0, 1.0), "atom": 0.0, "nodes": 0, "local": local,
             "memory": None}
 

@@ -72,7 +72,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
-                                              round_horizon, settle)
+                                              far, moving, round_horizon, settle)
 from riskcalc.linear.dynamics.sigma.budget import pairs_refused
 from riskcalc.linear.dynamics.sigma.fedavg.edges import edges
 
@@ -217,9 +217,11 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
                 + one(F, -(e * delta) / eta) @ (wv * eta ** 2))
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    dist = np.where(big, np.inf, dist)
+    moves, noisy = moving(signal, r), bool(np.any(wv > 0))
+    dist = far(dist, big, moves or noisy)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    bias, var = settle(bias, var, big, np.any(wv > 0), scale, "rounds limit with a spectrum")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum",
+                       moves=moves)
 
     def local(terms=None):
         raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
