@@ -25,3 +25,16 @@ def test_maml_fl_gradient_with_one_over_alpha_inside_a_spectrum():
     assert mean == pytest.approx(limit(2.0), rel=1e-10)
     h = 1e-5
     assert d_alpha == pytest.approx((limit(2.0 + h) - limit(2.0 - h)) / (2 * h), rel=1e-4)
+
+
+def test_maml_fl_near_pooled_n_equal_d_refuses_rather_than_grading_its_peak():
+    """The graded quadrature (h39quad F1) also served MAML-FL near pooled N = d, where every
+    client's shift shrinks with N/d - 1 and its rounding is amplified by 1 / (N/d - 1): two
+    clients at gamma 2 / (1 + 1e-7), alpha 0.3 answered risks 8.18e6 and 2.70e6 (times N/d - 1:
+    0.818 and 0.270, where 1e-5 to 5e-7 give 1.715 for both), silently. Near N = d the peak is
+    left to the Chebyshev rules again, which refuse it as before (and test_fuzz37_lead's
+    message holds)."""
+    gamma = 2 / (1 + 1e-7)
+    with pytest.raises(riskcalc.SolverError, match=r"pooled N is near d"):
+        riskcalc.clients_limit("maml_fl", gamma=[gamma, gamma], r=[1, 0.5], sigma=[1, 0.3],
+                               alpha=0.3)

@@ -42,7 +42,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, fed
                                                      summands)
 from riskcalc.linear.finite_clients.target_traces import continuous
 from riskcalc.linear.finite_clients.own import _subordination, own_sources
-from riskcalc.linear.finite_clients.own_objective import objective, phi_zero
+from riskcalc.linear.finite_clients.own_objective import objective, quadrature_peak
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
@@ -198,8 +198,9 @@ class _Own(_FedAvgObjective):
         self.tuned, self.tun = True, float(tuning)
         # With phi's zero as the quadrature's peak, as the limits themselves (own.py): MAML-FL
         # with 1/alpha inside a client's spectrum (h39quad F1).
+        self.peak = quadrature_peak(method, self.tun, gam, count)
         self.g, self.t = _subordination(gam, p, count, objective(method, self.tun)[0],
-                                        phi_zero(method, self.tun))
+                                        self.peak)
         self.D = self._G(p, self.tun, self.t.astype(complex), power=2).real
         # The oracle variance: least squares (MAML-FL's min-norm interpolation) or ridge.
         self.own0 = isotropic_factors(gam, np.full(gam.shape, objective(method, self.tun)[2]))[1]
@@ -207,7 +208,7 @@ class _Own(_FedAvgObjective):
     def _G(self, p, tun, t, power=1):
         phi = objective(self.method, tun)[0]
         return mp_expect(self.gam, lambda s, P, T: (1.0 / (P * phi(s) + T) ** power,),
-                         p[:, None], t[:, None], peak=phi_zero(self.method, tun))[0]
+                         p[:, None], t[:, None], peak=self.peak)[0]
 
     def v0(self, name=None):
         v = {"p": self.p.astype(complex), "g": complex(self.g), "tuning": complex(self.tun)}
@@ -225,7 +226,7 @@ class _Own(_FedAvgObjective):
         own = self.own0
         if self.method == "pfedme" and np.imag(tun) != 0:
             own = self.gam * mp_expect(self.gam, lambda s: (s / (s + tun) ** 2,))[0]
-        src = own_sources(self.method, self.gam, tun, p, t, g, own=own)
+        src = own_sources(self.method, self.gam, tun, p, t, g, own=own, count=self.count)
         qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
         return (p, g, src), qv, wb, wv
 

@@ -33,7 +33,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, cli
                                                      moments, solve_g)
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
                                                           check_weight_range, objective,
-                                                          phi_zero)
+                                                          phi_zero, quadrature_peak)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -62,8 +62,9 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
     p = client_weights(gam, count, weights)
     try:
         g, t = _subordination(gam, p, count, objective(method, tuning)[0],
-                              phi_zero(method, tuning))
-        return assemble(r, sigma, gam, p, count, g, *own_sources(method, gam, tuning, p, t, g))
+                              quadrature_peak(method, tuning, gam, count))
+        return assemble(r, sigma, gam, p, count, g,
+                        *own_sources(method, gam, tuning, p, t, g, count=count))
     except SolverError as exc:
         if method != "pfedme":
             raise
@@ -76,13 +77,15 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
                           "without bound as lam -> 0; give a larger lam)") from None
 
 
-def own_sources(method: str, gam, tuning, p, t, g, own=None):
+def own_sources(method: str, gam, tuning, p, t, g, own=None, count=None):
     """D, var_b, Eb, Ev, J and own of ``assemble`` (``finite_clients.identity``) at the
     subordination solution (g, t), elementwise over groups (complex-safe in p, t, g and the
     tuning: ``finite_clients.gradient`` differentiates them by complex steps); ``own`` (the
-    oracle variance per unit sigma^2) is computed unless given."""
+    oracle variance per unit sigma^2) is computed unless given; with the groups' ``count``,
+    phi's zero is the quadrature's peak only away from pooled N = d (``quadrature_peak``)."""
     phi, psi, lam = objective(method, tuning)
-    P, T, z = p[:, None], t[:, None], phi_zero(method, tuning)
+    z = phi_zero(method, tuning) if count is None else quadrature_peak(method, tuning, gam, count)
+    P, T = p[:, None], t[:, None]
     # phi(s) and (b + t)^-1 = (P phi(s) + T)^-1 once per rule, then products: one complex
     # division per node instead of one per integrand (the gradient's complex steps).
 
