@@ -13,7 +13,7 @@ from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, QuadPsiLaws
 from riskcalc.linear.dynamics.algorithm1.rate import fast_contraction
 from riskcalc.linear.dynamics.client_laws import ClientLaws
-from riskcalc.linear.dynamics.fedavg import edges
+from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges as edges
 from riskcalc.linear.dynamics.prox_laws import ProxLaws
 
 TOP9 = (1 + np.sqrt(0.9)) ** 2

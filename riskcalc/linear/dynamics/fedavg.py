@@ -72,7 +72,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1.fold import fold
+from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 
 #: Rounding amplification allowed on the contour (see the module docstring).
@@ -211,42 +211,6 @@ AROUND_ZERO_BOUND = 10.0
 CIRCLE_NODES = 128
 
 
-class _FixedLaws:
-    """Client laws that do not depend on z (``ClientLaws``, ``prox_laws.ProxLaws``) in the
-    interface of ``algorithm1.fold.fold``: with g lam = 1 there, z is the spectral variable of
-    D itself and the fold is an edge of D."""
-
-    def __init__(self, laws):
-        self.laws, self.M = laws, laws.M
-
-    def moments(self, z):
-        return self.laws.mean, self.laws.var
-
-    def terms(self, omega, z):
-        E0, dE0 = self.laws.cauchy(omega)
-        return E0.real, dE0.real, np.zeros(self.M)
-
-    def outside(self, omega, z, sign):
-        return bool(np.all(sign * (omega - (self.laws.top if sign > 0 else self.laws.bottom))
-                           > 0))
-
-
-def edges(laws):
-    """``subordination.edges`` (a, b, mu0), the edges by the folds of ``algorithm1.fold`` (a
-    few dozen Newton solves of M + 1 unknowns instead of scans) where they apply: M >= 2 and
-    no atom of D at 0 (whose lower edge is on the gap branch); the scans otherwise, or where
-    a fold is not found (an edge where an omega_j meets its law's spectrum, as for point
-    masses)."""
-    mu0 = subordination.atom_at_zero(laws)
-    if laws.M >= 2 and mu0 == 0.0 and np.any(laws.top > laws.bottom):
-        try:
-            fixed = _FixedLaws(laws)
-            return fold(fixed, 1.0, -1.0), fold(fixed, 1.0, 1.0), mu0
-        except SolverError:
-            pass
-    return subordination.edges(laws)
-
-
 def ellipse(a, b, g, rho, t_max_rounds, shrink=1.0):
     """The contour of ``_contour`` as the solves follow it: (nodes, path, w, n) with
     nodes(tt) the upper half's n / 2 nodes on the ellipse of parameter tt, ``path`` the
@@ -331,7 +295,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     filter q given by ``laws`` (``ClientLaws``: K local gradient steps; ``prox_laws.ProxLaws``:
     the exact prox of paper 004's Algorithm 1 with K = inf); as ``fedavg_curves``."""
     gam, p = laws.gamma, laws.p
-    a, b, mu0 = edges(laws)
+    a, b, mu0 = round_map_edges(laws)
     if not a > 1e-9 * b:
         raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
                          f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "

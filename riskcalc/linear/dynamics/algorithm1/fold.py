@@ -24,7 +24,7 @@ measures, doubled until both edges agree to ``algorithm1.rate.FOLD_TOL``;
 ``algorithm1.rate.contraction`` (the old route) stays as the fallback and as the independent
 check in the tests. M = 1 has no fold (the edge is that of one law): the old route. With laws
 that do not depend on z and g lam = 1 (zeta(z) = z, b_j = 0, dz/dF = C) the same fold is an edge
-of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the exact prox's).
+of the free sum of the laws: ``round_map_edges`` for FedAvg's round map D (and the exact prox's).
 
 Non-real spectrum (``complex_contraction``, ``contours.solve_circles``, ``merge``): odd K, eta > 1 /
 (L + lam) and g lam > 1 (derived here).
@@ -327,3 +327,40 @@ def merge(part, fixed, finite, sp):
         return join(mine[0], own[0]), join(mine[1], own[1])
     res["local"] = local
     return res
+
+
+class _FixedLaws:
+    """Client laws that do not depend on z (``ClientLaws``, ``prox_laws.ProxLaws``) in the
+    interface of ``algorithm1.fold.fold``: with g lam = 1 there, z is the spectral variable of
+    D itself and the fold is an edge of D."""
+
+    def __init__(self, laws):
+        self.laws, self.M = laws, laws.M
+
+    def moments(self, z):
+        return self.laws.mean, self.laws.var
+
+    def terms(self, omega, z):
+        E0, dE0 = self.laws.cauchy(omega)
+        return E0.real, dE0.real, np.zeros(self.M)
+
+    def outside(self, omega, z, sign):
+        return bool(np.all(sign * (omega - (self.laws.top if sign > 0 else self.laws.bottom))
+                           > 0))
+
+
+def round_map_edges(laws):
+    """``subordination.edges`` (a, b, mu0) of FedAvg's round map D (``dynamics.fedavg``; the
+    exact prox's too), by the folds of ``fold`` (a
+    few dozen Newton solves of M + 1 unknowns instead of scans) where they apply: M >= 2 and
+    no atom of D at 0 (whose lower edge is on the gap branch); the scans otherwise, or where
+    a fold is not found (an edge where an omega_j meets its law's spectrum, as for point
+    masses)."""
+    mu0 = subordination.atom_at_zero(laws)
+    if laws.M >= 2 and mu0 == 0.0 and np.any(laws.top > laws.bottom):
+        try:
+            fixed = _FixedLaws(laws)
+            return fold(fixed, 1.0, -1.0), fold(fixed, 1.0, 1.0), mu0
+        except SolverError:
+            pass
+    return subordination.edges(laws)
