@@ -2,7 +2,7 @@
 Algorithm 1's round map by the fold of the real subordination branch
 (``algorithm1.rate.fast_contraction``) against the edge equation of the old route solved with
 the exact partial fractions (``PsiLaws``, no quadrature); FedAvg's (and the exact prox's) edges
-by the same fold (``fedavg.edges``) against the scans of ``subordination.edges``; and the double
+by the same fold (``algorithm1.fold.round_map_edges``) against the scans of ``subordination.edges``; and the double
 contours with T_max + 16 nodes against FedAvg's 2 T_max + 16."""
 
 import numpy as np

@@ -1,14 +1,14 @@
 """The chain route's cheaper paths (``sigma_chain.ChainPencil.solve_arc``, the edge scan from
 both ends and the two-point bisection of ``pencil_edges.edges``) against independent routes:
 each node followed down from far above it, the scan that classifies every point, and for
-Sigma = I the edges of the scalar subordination (``fedavg.edges``)."""
+Sigma = I the edges of the scalar subordination (``algorithm1.fold.round_map_edges``)."""
 
 import numpy as np
 import pytest
 
 import riskcalc
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics import fedavg
+from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 from riskcalc.linear.dynamics.sigma.fedavg.curves import local_stability
 from riskcalc.linear.dynamics.sigma.pencil_edges import _scan, edges
@@ -58,7 +58,7 @@ def test_scan_says_when_nothing_is_inside():
 
 def test_chain_edges_with_two_point_bisection_against_scalar_subordination():
     """Sigma = I, two clients, K = 3: the chain's edges (scan from both ends, 2 points per
-    bracket) against ``fedavg.edges`` (the scalar route). Measured: 5.8e-12 (bottom)
+    bracket) against ``algorithm1.fold.round_map_edges`` (the scalar route). Measured: 5.8e-12 (bottom)
     and 6.6e-13 (top); three clients with K = 6: 2.3e-12 and 6e-15."""
     spec = riskcalc.Spectrum([1.0], weights=[1.0])
     gam = np.array([0.5, 2.0])
@@ -66,7 +66,7 @@ def test_chain_edges_with_two_point_bisection_against_scalar_subordination():
     eta = 0.8 * 2.0 / local_stability(spec, gam, 1.0)
     pen = ChainPencil(spec.atoms, spec.weights, gam, p, eta, 3)
     got = edges(pen, stable_top(spec.atoms, spec.weights, gam))
-    exact = fedavg.edges(ClientLaws(gam, p, eta, 3))
+    exact = round_map_edges(ClientLaws(gam, p, eta, 3))
     np.testing.assert_allclose(got[:2], exact[:2], rtol=1e-10)
 
 
@@ -78,7 +78,7 @@ def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeyp
                                                  fresh_sigma_edges):
     """Sigma = I, two clients: the edges predicted as the fold of the real branch and confirmed
     by the density tests (``pencil_edges._fold_edges``: confirmed on both sides, no bisection)
-    against ``fedavg.edges`` (the scalar route, explicit). Measured: 5e-13 relative."""
+    against ``algorithm1.fold.round_map_edges`` (the scalar route, explicit). Measured: 5e-13 relative."""
     from riskcalc.linear.dynamics.sigma import pencil_edges
     from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
@@ -92,7 +92,7 @@ def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeyp
                         or seen[-1])
     got = edges(pen, stable_top(spec.atoms, spec.weights, gam), fold=True)
     assert seen == [[True, True]]
-    exact = fedavg.edges(ClientLaws(gam, p, eta, K))
+    exact = round_map_edges(ClientLaws(gam, p, eta, K))
     np.testing.assert_allclose(got[:2], exact[:2], rtol=1e-10)
 
 
