@@ -51,8 +51,7 @@ def quadrature_peak(method: str, tuning, gam, count):
     1.71497 at e = 1e-5, 1.7149985 at 5e-7 (consistent), but a negative bias at 2.5e-7 and
     0.818 and 0.270 at 1e-7 (silently; the others 1.715); before the graded rule every e
     below ~1e-4 was refused as pinned near pooled N = d (lead, merging h39quad)."""
-    excess = float(np.sum(np.asarray(count, float) / np.asarray(gam, float)) - 1.0)
-    return phi_zero(method, tuning) if excess >= PEAK_POOLED else None
+    return phi_zero(method, tuning) if check_pooled(gam, count) >= PEAK_POOLED else None
 
 
 def maml_factors(alpha):
