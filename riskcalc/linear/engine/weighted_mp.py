@@ -41,6 +41,9 @@ from riskcalc.linear.engine.stieltjes import c0
 #: Fixed-point iterations of Silverstein's equation before the Newton polish.
 MAX_FIXED_POINT = 20000
 NEWTON_STEPS = 30
+#: Steps of ``_bracketed_root`` (bisections included) before it gives up; each one at least
+#: halves the bracket every second step, and a double has ~2100 halvings between 1e-300 and 1.
+MAX_ROOT_STEPS = 4000
 #: Largest relative rounding floor ``contour_integrals`` accepts for a divergent power.
 MAX_POWER_ROUNDING = 1e-6
 #: Largest nodes x distinct eigenvalues ``contour_integrals`` solves at once: each array of the
@@ -62,7 +65,7 @@ def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
     x'(mu) = 0 at the edges. The top edge is the critical point in (-1 / max t, 0); the
     bottom one lies in (0, inf) when gamma > 1 and in (-inf, -1 / min t) when gamma < 1 (the
     companion spectrum then has an atom 1 - gamma at 0). Each critical point is the root of a
-    monotone function (in the variable named below), found by bisection-type ``brentq``.
+    monotone function (in the variable named below), found by ``_bracketed_root``.
     For gamma = 1 the bottom edge is 0. For Sigma = I: (1 -/+ sqrt(gamma))^2.
 
     Parameters
@@ -119,9 +122,44 @@ def _decreasing_root(fun, lo, hi):
         if not lo < nearer < hi or nearer == top:
             return top
         top = nearer
-    from scipy.optimize import brentq  # here, not at import: keeps the CLI's start fast
+    return _bracketed_root(fun, lo, top)
 
-    return brentq(fun, lo, top, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+
+def _bracketed_root(fun, a, b):
+    """Root of a decreasing ``fun`` with fun(a) > 0 > fun(b), to 4 eps relative (1e-300
+    absolute): the Illinois variant of false position, with a bisection (geometric where a > 0
+    and the ends differ by more than a factor 4, for roots near 0) whenever a step did not
+    halve the bracket; the end with the smaller residual is returned. Written here rather than
+    scipy's ``brentq``, whose import (~1-2 s on a loaded machine) took longer than a quick
+    ``--max-minutes`` (fuzz40 steps F1)."""
+    ends = [[a, fun(a)], [b, fun(b)]]       # [x, f(x)] with f > 0 first, f < 0 second
+    scaled = [ends[0][1], ends[1][1]]        # the values false position uses (Illinois)
+    side = None
+    for _ in range(MAX_ROOT_STEPS):
+        (a, fa), (b, fb) = ends
+        if b - a <= 4 * np.finfo(float).eps * max(abs(a), abs(b)) + 1e-300:
+            return a if abs(fa) < abs(fb) else b
+        width = b - a
+        x = a + scaled[0] * (b - a) / (scaled[0] - scaled[1])
+        for _ in range(2):
+            if not a < x < b:
+                x = np.sqrt(a * b) if a > 0 and b > 4 * a else 0.5 * (a + b)
+            if not a < x < b:               # adjacent doubles
+                return a if abs(fa) < abs(fb) else b
+            fx = fun(x)
+            if fx == 0:
+                return x
+            k = 0 if fx > 0 else 1
+            ends[k] = [x, fx]
+            scaled[k] = fx
+            if side == k:                   # the same end moved twice: halve the other's value
+                scaled[1 - k] *= 0.5
+            side = k
+            a, b = ends[0][0], ends[1][0]
+            if b - a <= 0.5 * width:
+                break
+            x, side = np.nan, None          # not halved: bisect once
+    raise SolverError(f"support edge: no convergence in {MAX_ROOT_STEPS} steps")
 
 
 def companion_stieltjes(z, gamma: float, spectrum: Spectrum) -> np.ndarray:
