@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 
+from riskcalc import limit, steps_limit
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.spectrum import Spectrum
 
@@ -22,3 +23,29 @@ def test_support_edges_need_no_scipy_optimize(monkeypatch):
     lo, hi = weighted_mp.support_edges(2.0, Spectrum([1.0, 4.0], [0.3, 0.7]))
     assert np.isclose(lo, 0.42213686190851285, rtol=1e-13)  # the brentq route's
     assert np.isclose(hi, 19.7431995794201, rtol=1e-13)
+
+
+def test_steps_limit_broadcasts_clients_like_limit():
+    """F2: ``steps_limit(..., clients=[3, 4])`` was refused ("clients must be an integer")
+    although ``riskcalc.limit`` broadcasts ``clients``; it now broadcasts the same way (one
+    pencil per distinct M), each entry the scalar call's, the local baselines too."""
+    spec = Spectrum([1.0, 4.0], [0.3, 0.7])
+    res = steps_limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.2, steps=[[1], [5]],
+                      step_size=0.1, clients=[3, 30], spectrum=spec)
+    assert isinstance(res.bias, np.ndarray) and res.bias.shape == (2, 2)
+    assert res.params["clients"] == [3, 30]
+    for i, k in enumerate((1, 5)):
+        for j, m in enumerate((3, 30)):
+            one = steps_limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.2, steps=k,
+                              step_size=0.1, clients=m, spectrum=spec)
+            assert res.bias[i, j] == one.bias and res.variance[i, j] == one.variance
+    ref = limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=[3, 4])
+    res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=10, step_size=0.1,
+                      clients=np.array([3, 4]))
+    assert type(res.bias) is type(ref.bias) and res.params["clients"] == ref.params["clients"]
+    local = steps_limit("local", gamma=2.0, rho=1.0, sigma=0.5, steps=10, step_size=0.1,
+                        clients=[3, 4])
+    assert local.bias.shape == (2,) and local.bias[0] == local.bias[1]
+    mixed = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=0.5, steps=10, step_size=0.8,
+                        clients=[1, 4])          # one client's steps stay put (steps F10)
+    assert list(mixed.converges) == [True, False] and mixed.bias[0] == 0.0

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
+from riskcalc._validate import as_array, integers, parameter, positive, real
 from riskcalc._text import shown_apart
 from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
@@ -188,45 +188,47 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     """``riskcalc.steps_limit(..., clients=M)``: the limit after ``steps`` gradient steps of
     ``spec``'s client, one of M identical clients of the FedAvg global model (module
     docstring); ``spec`` validated by ``steps.limits.spec_steps_limit``, which dispatches
-    here. Parameters broadcast together; ``max_seconds`` as there.
+    here. Parameters broadcast together, ``clients`` too (an int >= 1 or an array of them,
+    as ``riskcalc.limit``'s; fuzz40 steps F2); ``max_seconds`` as there.
 
     Raises
     ------
     ValueError
         For bad values, pooled N <= d, or pencils estimated beyond ``max_seconds``.
     """
-    clients = positive_int("clients", clients)
+    clients = finite_clients.check_clients(clients)
     weights = finite_clients.check_weights("samples" if weights is None else weights)
     k = integers("steps", steps)
     eta = positive("step_size", step_size)
     sp = _spectrum(spec.spectrum)
     broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, "r": spec.signal,
-                     "lam": spec.penalty, "steps": k, "step_size": eta})
-    g, sig, signal, lam, k, eta = np.broadcast_arrays(spec.gamma, spec.sigma, spec.signal,
-                                                      spec.penalty, k, eta)
+                     "lam": spec.penalty, "steps": k, "step_size": eta, "clients": clients})
+    g, sig, signal, lam, k, eta, m = np.broadcast_arrays(spec.gamma, spec.sigma, spec.signal,
+                                                         spec.penalty, k, eta, clients)
     bias, var = np.empty(g.shape), np.empty(g.shape)
-    # One pencil per distinct (gamma, lam, eta), up to the largest k asked there; r and sigma
-    # scale the traces' coefficients only, but enter trace_coefficients: keep them in the key.
-    key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
+    # One pencil per distinct (gamma, lam, eta, M), up to the largest k asked there; r and
+    # sigma scale the traces' coefficients only, but enter trace_coefficients: keep them.
+    key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta, m)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
-    for gm in np.unique(g):     # the reason, not fewer steps (as clients_steps_limit; steps2 F3)
-        check_pooled(np.array([gm]), np.array([float(clients)]))
+    for gm, mm in finite_clients.unique_rows(key[:, [0, 5]])[0]:
+        # The reason, not fewer steps (as clients_steps_limit; steps2 F3).
+        check_pooled(np.array([gm]), np.array([mm]))
     over = np.zeros(k.size, bool)
-    for u, (gm, sg, rr, lm, et) in enumerate(uniq):
+    for u, (gm, sg, rr, lm, et, mm) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
-        over[idx] = _overflowed(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
+        over[idx] = _overflowed(spec.method, [gm], [rr], [sg], [int(mm)], [lm], weights, sp,
                                 k.ravel()[idx], float(et), np.all(np.ravel(converges)[idx]), 0)
     _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges)) & ~over
-                                  & (clients > 1)] for u in range(len(uniq))], max_seconds)
-    for u, (gm, sg, rr, lm, et) in enumerate(uniq):
+                                  & (m.ravel() > 1)] for u in range(len(uniq))], max_seconds)
+    for u, (gm, sg, rr, lm, et, mm) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)
         # A divergent step overflows (expected: the note says so); a convergent one warns.
         with np.errstate(**({} if np.all(np.ravel(converges)[idx]) else
                             {"over": "ignore", "invalid": "ignore"})):
             ks, at = np.unique(kk, return_inverse=True)
-            b, v = _steps_at(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp, ks,
+            b, v = _steps_at(spec.method, [gm], [rr], [sg], [int(mm)], [lm], weights, sp, ks,
                              float(et), np.all(np.ravel(converges)[idx]))
         bias.ravel()[idx], var.ravel()[idx] = b[0, at], v[0, at]
     # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route; r = 0
@@ -238,9 +240,11 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
-    if clients == 1 and not np.all(converges):     # F10: "grows without bound" beside 1.0
-        converges = np.ones_like(converges) if np.ndim(converges) else True
-        notes = (ONE_CLIENT,)
+    one = m == 1
+    if np.any(one & ~converges):     # F10: "grows without bound" beside 1.0
+        past = np.any(~(one | converges))    # points of more clients past the edge
+        converges = converges | one if np.ndim(converges) else True
+        notes = notes + (ONE_CLIENT,) if past else (ONE_CLIENT,)
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
 
 

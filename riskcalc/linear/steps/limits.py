@@ -41,12 +41,15 @@ covered.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from riskcalc._text import shown_apart
-from riskcalc._validate import integers, positive, positive_int
+from riskcalc._validate import integers, positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights
+from riskcalc.linear.finite_clients import check_clients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
 from riskcalc.linear.steps import edge as steps_edge
@@ -91,9 +94,9 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     spectrum : Spectrum, optional
         Eigenvalue distribution of Sigma (default identity); the direction of theta must be
         uniform (``signal_weights`` left at their default).
-    clients : int, optional
+    clients : int or array_like of int, optional
         M: start FTFA and RTFA from the FedAvg global model over M clients sharing these
-        parameters (``riskcalc.linear.steps.finite_clients``; route
+        parameters (an array broadcasts with the other parameters, as in ``riskcalc.limit``) (``riskcalc.linear.steps.finite_clients``; route
         ``"finite_clients_steps"``) instead of the exact centre; the local baselines do not
         use a global model (a note says so).
     weights : {"samples", "uniform"}, optional
@@ -173,8 +176,13 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
         # Checked with no work to bound too (-1 passed silently; fuzz38 steps F3).
         positive("max_seconds", max_seconds, ndim=0)
     if clients is not None:
+        clients = check_clients(clients)    # an array broadcasts, as in limit (fuzz40 steps F2)
         res = spec_steps_limit(spec, steps, step_size)
-        return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
+        shape = broadcast_shape({"the other parameters": res.risk, "clients": clients})
+        if shape != np.shape(res.risk):
+            res = replace(res, **{q: np.broadcast_to(getattr(res, q), shape).copy()
+                                  for q in ("bias", "variance", "risk")})
+        return LimitResult(res.method, {**res.params, "clients": clients,
                                         "weights": check_weights(weights or "samples")},  # F3
                            res.bias, res.variance, res.risk, route=res.route,
                            notes=res.notes + ("the local baselines start from 0, not from the "
