@@ -96,9 +96,10 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         uniform (``signal_weights`` left at their default).
     clients : int or array_like of int, optional
         M: start FTFA and RTFA from the FedAvg global model over M clients sharing these
-        parameters (an array broadcasts with the other parameters, as in ``riskcalc.limit``) (``riskcalc.linear.steps.finite_clients``; route
+        parameters (``riskcalc.linear.steps.finite_clients``; route
         ``"finite_clients_steps"``) instead of the exact centre; the local baselines do not
-        use a global model (a note says so).
+        use a global model (a note says so). An array broadcasts with the other parameters,
+        as in ``riskcalc.limit``.
     weights : {"samples", "uniform"}, optional
         Client weights with ``clients`` (default samples).
     max_seconds : float, optional
