@@ -78,10 +78,12 @@ def test_divergent_steps_on_a_wide_spectrum_overflow_before_silverstein(spectrum
 def test_steps_under_a_wide_spectrum_print_no_negative_bias():
     """F4: 1000 steps of 1e-9 at gamma 0.5 under two-point:1e-8,1e8,0.5 printed bias
     -1.12e-8 (an integral of a square; the contour resolves it to 1e-13 times the mean
-    eigenvalue, 5e-6 here): 0 within that tolerance, an error beyond it."""
+    eigenvalue, 5e-6 here): 0 within that tolerance, an error beyond it. (Since fuzz40 steps
+    F3's exact contour nodes the rule gives 5.8e-9 >= 0; a simulation gives 6.67e-9 at d =
+    200-800.)"""
     res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=1.0, steps=1000, step_size=1e-9,
                       spectrum=Spectrum.parse("two-point:1e-8,1e8,0.5"))
-    assert res.bias == 0.0 and res.variance == pytest.approx(1 / 3, rel=1e-9)
+    assert 0.0 <= res.bias <= 1e-7 and res.variance == pytest.approx(1 / 3, rel=1e-9)
 
 
 def test_sweep_divergence_note_names_its_row(tmp_path, capsys):
