@@ -6,7 +6,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from riskcalc import limit, steps_limit
+from riskcalc import limit, optimal_steps, steps_limit
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.spectrum import Spectrum
@@ -84,3 +84,14 @@ def test_contour_nodes_near_a_focus_at_zero_keep_their_digits():
         exact = h + h * (u + 1 / u) / 2
         worst = max(worst, float(abs(exact - mp.mpc(z[j])) / abs(exact)))
     assert worst <= 2e-15                       # 6.1e-16 (4.7e-13 before, near 0)
+
+
+def test_optimal_steps_name_an_array_of_clients():
+    """F4: since ``steps_limit`` broadcasts ``clients`` (F2), ``optimal_steps(...,
+    clients=[5, 6])`` said "parameter arrays of shapes steps (201,), clients (2,) do not
+    broadcast together", naming a steps grid the caller never gave; it now refuses the array
+    as it does an array gamma (one parameter point)."""
+    with pytest.raises(ValueError, match="one parameter point; clients is an array"):
+        optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=0.5, step_size=0.1, clients=[5, 6])
+    res = optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=0.5, step_size=0.1, clients=5)
+    assert res.params["steps"] == 17 and res.params["clients"] == 5

@@ -64,7 +64,9 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
                                                                    ndim=0))
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                       spectrum=spectrum)
-    for name, value in {**spec.params(), "step_size": step_size}.items():
+    # clients too: an array reached the steps grid's broadcast ("steps (201,), clients (2,)
+    # do not broadcast"; fuzz40 steps F4).
+    for name, value in {**spec.params(), "step_size": step_size, "clients": clients}.items():
         if name != "spectrum" and np.ndim(value):
             raise ValueError(f"optimal_steps takes one parameter point; {name} is an array")
     # In chunks: the quadrature holds (steps x nodes) arrays. The finite-M pencil solves every
