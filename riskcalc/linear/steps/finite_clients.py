@@ -188,8 +188,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     """``riskcalc.steps_limit(..., clients=M)``: the limit after ``steps`` gradient steps of
     ``spec``'s client, one of M identical clients of the FedAvg global model (module
     docstring); ``spec`` validated by ``steps.limits.spec_steps_limit``, which dispatches
-    here. Parameters broadcast together, ``clients`` too (an int >= 1 or an array of them,
-    as ``riskcalc.limit``'s; fuzz40 steps F2); ``max_seconds`` as there.
+    here. Parameters broadcast together (``clients`` too: fuzz40 steps F2); ``max_seconds`` as
+    there.
 
     Raises
     ------
@@ -206,14 +206,12 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     g, sig, signal, lam, k, eta, m = np.broadcast_arrays(spec.gamma, spec.sigma, spec.signal,
                                                          spec.penalty, k, eta, clients)
     bias, var = np.empty(g.shape), np.empty(g.shape)
-    # One pencil per distinct (gamma, lam, eta, M), up to the largest k asked there; r and
-    # sigma scale the traces' coefficients only, but enter trace_coefficients: keep them.
+    # One pencil per distinct (gamma, lam, eta, M) to its largest k (r, sigma: in the key too).
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta, m)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
-    for gm, mm in finite_clients.unique_rows(key[:, [0, 5]])[0]:
-        # The reason, not fewer steps (as clients_steps_limit; steps2 F3).
-        check_pooled(np.array([gm]), np.array([mm]))
+    for gm, mm in finite_clients.unique_rows(key[:, [0, 5]])[0]:     # the reason, not fewer
+        check_pooled(np.array([gm]), np.array([mm]))    # steps (clients_steps_limit; steps2 F3)
     over = np.zeros(k.size, bool)
     for u, (gm, sg, rr, lm, et, mm) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
@@ -240,11 +238,10 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
-    one = m == 1
-    if np.any(one & ~converges):     # F10: "grows without bound" beside 1.0
-        past = np.any(~(one | converges))    # points of more clients past the edge
+    if np.any((one := m == 1) & ~converges):    # F10: "grows without bound" beside 1.0
+        notes = (stability(g[~one], lam[~one], eta[~one], spec.spectrum)[1]   # F5: counted
+                 if np.any(~(one | converges)) else ()) + (ONE_CLIENT,)      # without them
         converges = converges | one if np.ndim(converges) else True
-        notes = notes + (ONE_CLIENT,) if past else (ONE_CLIENT,)
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
 
 
