@@ -41,8 +41,8 @@ from riskcalc.linear.engine.stieltjes import c0
 #: Fixed-point iterations of Silverstein's equation before the Newton polish.
 MAX_FIXED_POINT = 20000
 NEWTON_STEPS = 30
-#: Steps of ``_bracketed_root`` (bisections included) before it gives up; each one at least
-#: halves the bracket every second step, and a double has ~2100 halvings between 1e-300 and 1.
+#: Rounds of ``_bracketed_root`` before it gives up; each round halves the bracket (or its
+#: log-ratio, far from 0): ~2100 halvings separate 1 from 1e-300, ~10 log-halvings 1e300 ratios.
 MAX_ROOT_STEPS = 4000
 #: Largest relative rounding floor ``contour_integrals`` accepts for a divergent power.
 MAX_POWER_ROUNDING = 1e-6
