@@ -47,7 +47,8 @@ from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, _ratio,
 from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 
 
-def _expand(fed: Federation):
+def expand(fed: Federation):
+    """The group of each client, in order."""
     return np.repeat(np.arange(fed.gamma.size), fed.count)
 
 
@@ -107,14 +108,29 @@ class GroupInverse:
         return self.inv_e + self.t * self.u * self.u
 
 
+def unpack(x, rules):
+    """``(alpha, rho, mu)`` per group from the per-group ``x = (alpha, log rho, log mu)``, and
+    the rules' moments ``(D, E2, E3)`` there (``views`` here and in
+    ``riskcalc.logistic.spectrum.fedprox``)."""
+    G = len(rules)
+    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
+        np.exp(np.clip(x[2 * G:], -60, 30))
+    moments = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
+                        for c, rule in enumerate(rules)]).T
+    return alpha, rho, mu, moments
+
+
+def gaps(x, alpha, rho2, mu):
+    """The fixed point's residuals: the views ``(alpha, rho^2, mu)`` against ``x``."""
+    G = alpha.size
+    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
+                           np.log(mu) - x[2 * G:]])
+
+
 def views(x, fed: Federation, lam: float, lam_g: float, rules):
     """``(alpha, rho^2, mu)`` per group implied by the per-group ``x = (alpha, log rho,
     log mu)`` (steps 1-4 of the module docstring)."""
-    G = fed.gamma.size
-    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
-        np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
-                          for c, rule in enumerate(rules)]).T
+    alpha, rho, mu, (D, E2, E3) = unpack(x, rules)
     pi, gamma, r, kappa, S = fed.pi, fed.gamma, fed.r, fed.kappa, fed.signal
     R = GroupInverse(pi, fed.count, lam, lam_g, pi * D)
     a = R.apply(pi * (_ratio(S, kappa) * E3 + _ratio(S * alpha, kappa) * D))
@@ -130,10 +146,7 @@ def views(x, fed: Federation, lam: float, lam_g: float, rules):
 
 
 def residuals(x, fed, lam, lam_g, rules):
-    G = fed.gamma.size
-    alpha, rho2, mu = views(x, fed, lam, lam_g, rules)
-    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
-                           np.log(mu) - x[2 * G:]])
+    return gaps(x, *views(x, fed, lam, lam_g, rules))
 
 
 def _root(x0, fed, lam, lam_g, rules, deadline=None):
@@ -181,7 +194,7 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=Non
     G = fed.gamma.size
     check_solution_logs(x_fine[G:3 * G], "the FedProx / pFedMe fixed point",
                         gamma=fed.gamma, lam=lam, global_lam=lam_g)
-    idx = _expand(fed)
+    idx = expand(fed)
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
     return alpha[idx], np.sqrt(rho2)[idx], mu[idx], nfev, err
 

@@ -35,14 +35,10 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.blocks.fedprox import GroupInverse
+from riskcalc.logistic.blocks.fedprox import GroupInverse, expand, gaps, unpack
 from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
-
-
-def _expand(fed: Federation):
-    return np.repeat(np.arange(fed.gamma.size), fed.count)
 
 
 def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
@@ -52,10 +48,7 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
     clients are ``S^2 (R c)_j + R_jj c_j r_j^2`` and ``S^2 (R c)_j^2 + sum_l R_jl^2 c_l^2
     r_l^2``, ``c_l = pi_l eps_l``."""
     G = fed.gamma.size
-    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
-        np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
-                          for c, rule in enumerate(rules)]).T
+    alpha, rho, mu, (D, E2, E3) = unpack(x, rules)
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
     eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)
     pi, gamma, s, h, S2 = fed.pi, fed.gamma, spectrum.atoms, spectrum.weights, fed.signal ** 2
@@ -81,10 +74,7 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
 
 
 def residuals(x, fed, spectrum, lam, lam_g, rules):
-    G = fed.gamma.size
-    alpha, rho2, mu = views(x, fed, spectrum, lam, lam_g, rules)
-    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
-                           np.log(mu) - x[2 * G:]])
+    return gaps(x, *views(x, fed, spectrum, lam, lam_g, rules))
 
 
 def _root(x0, fed, spectrum, lam, lam_g, rules, deadline=None):
@@ -128,6 +118,6 @@ def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, 
         lambda x, nodes: _root_resolved(x, fed, spectrum, lam, lam_g, nodes, deadline), x,
         "FedProx fixed point with a spectrum")
     nfev += n
-    idx = _expand(fed)
+    idx = expand(fed)
     alpha, rho2, mu, (w_th, w_w) = views(x_fine, fed, spectrum, lam, lam_g, fine, euclid=True)
     return alpha[idx], np.sqrt(rho2)[idx], mu[idx], (w_th[idx], w_w[idx]), nfev, err
