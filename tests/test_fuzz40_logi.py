@@ -54,3 +54,14 @@ def test_pfedme_with_far_apart_sample_weights_answers_continuously():
     far = riskcalc.logistic_clients_limit(gamma=[1e-16, 1.0], **kw).risk
     assert near == pytest.approx([0.01435386, 1.43878312], rel=1e-6)
     assert far == pytest.approx(near, rel=1e-5)
+
+
+def test_pfedme_at_huge_lam_is_fedavg():
+    # F2: F1's Sherman-Morrison coefficient t = s / den overflowed at lam = 1e300 (den ~
+    # 1/lam), and pFedMe was refused as "singular in floating point (client weights pi_j from
+    # 0.333 to 0.333); uniform weights, ..." (the dense route answered). Held as diag(1/e) +
+    # k z z^T with k and z of order one, it is FedAvg's model again (lam -> inf).
+    kw = dict(gamma=1.0, signal=1.0, r=0.5, global_lam=0.1, clients=3)
+    fedavg = riskcalc.logistic_limit(method="fedavg", **kw).risk
+    assert riskcalc.logistic_limit(method="pfedme", lam=1e300, **kw).risk == pytest.approx(
+        fedavg, rel=1e-12)

@@ -60,9 +60,12 @@ class GroupInverse:
     so ``R = diag(1/e) + t u u^T`` with ``e = lam pi + d``, ``u = pi / e`` and
     ``t = s / den``, ``den = 1 - s sum_j pi_j^2 / e_j = (c + s sum_j pi_j d_j / e_j) / lam``
     (``c = lam lam_g / (lam + lam_g)``, using ``sum_j pi_j = 1``): every term positive, no
-    cancellation. Formed entry by entry, ``K`` rounded at ``lam eps`` in the direction of the
-    all-ones vector (1% off FedAvg's answer at lam 1e12); inverted densely, 1000 identical
-    clients cost an M x M inverse per atom and evaluation (54 s; 1e5 clients 74.5 GiB).
+    cancellation. Held as ``R = diag(1/e) + k z z^T``, ``z = lam u`` and ``k = (lam /
+    (lam + lam_g)) / (c + s sum_j pi_j d_j / e_j)``, each of order one at any lam (``t``
+    overflowed at lam 1e300). Formed entry by entry, ``K`` rounded at ``lam eps`` in the
+    direction of the all-ones vector (1% off FedAvg's answer at lam 1e12); inverted densely,
+    1000 identical clients cost an M x M inverse per atom and evaluation (34 s; 1e5 clients
+    74.5 GiB).
 
     ``pi``, ``count``: per group; ``d`` of shape ``(G,)`` or ``(A, G)`` (one inverse per row).
     Every method takes and returns per-group arrays broadcast with ``d``.
@@ -70,12 +73,11 @@ class GroupInverse:
 
     def __init__(self, pi, count, lam: float, lam_g: float, d):
         share = lam / (lam + lam_g)
-        c, s = lam_g * share, lam * share
         e = lam * pi + d
-        den = (c + s * np.sum(count * pi * d / e, axis=-1, keepdims=True)) / lam
-        self.inv_e, self.u, self.count = 1.0 / e, pi / e, count
-        self.t = s / den
-        if not (np.all(np.isfinite(self.inv_e)) and np.all(np.isfinite(self.t))
+        den = lam_g * share + lam * share * np.sum(count * pi * d / e, axis=-1, keepdims=True)
+        self.inv_e, self.z, self.count = 1.0 / e, lam * pi / e, count
+        self.k = share / den
+        if not (np.all(np.isfinite(self.inv_e)) and np.all(np.isfinite(self.k))
                 and np.all(den > 0)):
             # Was numpy's bare "Singular matrix" (``error: Singular matrix`` on the command
             # line): sample weights of clients with gamma 1e-16 and 1e10 (pi_j 1 and 1e-26).
@@ -89,23 +91,23 @@ class GroupInverse:
 
     def apply(self, v):
         """``(R v)_j``."""
-        return v * self.inv_e + self.t * self.u * self._sum(self.u * v)
+        return v * self.inv_e + self.k * self.z * self._sum(self.z * v)
 
     def squares(self, w):
         """``sum_l R_jl^2 w_l``."""
-        tu = self.t * self.u
-        return w * self.inv_e * (self.inv_e + 2.0 * tu * self.u) + tu * tu * self._sum(
-            self.u * self.u * w)
+        kz = self.k * self.z
+        return w * self.inv_e * (self.inv_e + 2.0 * kz * self.z) + kz * kz * self._sum(
+            self.z * self.z * w)
 
     def others(self, w):
         """``sum_{l != j} R_jl^2 w_l`` (``w >= 0``): the other clients of j's group count."""
-        tu = self.t * self.u
-        own = self.u * self.u * w
-        return tu * tu * np.maximum(self._sum(self.u * self.u * w) - own, 0.0)
+        kz = self.k * self.z
+        own = self.z * self.z * w
+        return kz * kz * np.maximum(self._sum(own) - own, 0.0)
 
     def diagonal(self):
         """``R_jj``."""
-        return self.inv_e + self.t * self.u * self.u
+        return self.inv_e + self.k * self.z * self.z
 
 
 def unpack(x, rules):
