@@ -65,3 +65,19 @@ def test_pfedme_at_huge_lam_is_fedavg():
     fedavg = riskcalc.logistic_limit(method="fedavg", **kw).risk
     assert riskcalc.logistic_limit(method="pfedme", lam=1e300, **kw).risk == pytest.approx(
         fedavg, rel=1e-12)
+
+
+def test_spectral_overtime_names_the_eigenvalues_when_they_are_the_cost(monkeypatch):
+    # F4: fedavg or pfedme at finite M under powerlaw:0.5 with d = 5e6 ran to the 60 s
+    # deadline, then said "the solutions' norms grow as the penalties fall on nearly separable
+    # data; give larger penalties" at global_lam 0.1 (a milliseconds solve with 1000
+    # eigenvalues): the 5e6 eigenvalues were the cost. (MANY_ATOMS lowered here to keep it
+    # cheap.)
+    from riskcalc.logistic.finite_clients import point
+
+    monkeypatch.setattr(point, "MANY_ATOMS", 100)
+    with pytest.raises(ValueError, match=r"sums over the spectrum's 300000 distinct eigenvalues "
+                       r"for each of 1 distinct client; give a spectrum of fewer distinct "
+                       r"eigenvalues \(powerlaw:P,D with a smaller D\), or raise max_seconds"):
+        riskcalc.logistic_limit(gamma=1, r=0.5, signal=1, global_lam=0.1, clients=3,
+                                method="fedavg", spectrum="powerlaw:0.5,300000", max_seconds=0.06)

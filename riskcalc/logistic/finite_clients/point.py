@@ -262,6 +262,14 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     return Point(values, overlap, dist, iterations, residual, out_warm)
 
 
+#: Eigenvalues x distinct clients from which a spectral finite-M solve's time is mostly its
+#: sums over the spectrum (~0.01-0.1 s per residual evaluation and ~200 evaluations at 1e6;
+#: measured 1e4-3e5 atoms, 1-3 groups): its overtime names them, not the norms' growth
+#: (powerlaw:0.5 at d = 5e6, 3 identical clients, said "norms grow as the penalties fall on
+#: nearly separable data; give larger penalties" after 60 s).
+MANY_ATOMS = 10 ** 6
+
+
 def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum,
                       max_seconds=None):
     """``logistic_clients_limit`` with a spectrum (module docstring); the global model and
@@ -317,12 +325,18 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
             given = ", ".join(f"{k} = {v:g}" for k, v in (("lam", lam),
                                                           ("global_lam", global_lam))
                               if v is not None)
+            atoms = int(spectrum.atoms.size)
+            cause = ("the solutions' norms grow as the penalties fall on nearly separable "
+                     "data; give larger penalties" if atoms * fed.gamma.size < MANY_ATOMS else
+                     f"each residual evaluation sums over the spectrum's {atoms} distinct "
+                     f"eigenvalues for each of {fed.gamma.size} distinct client"
+                     f"{'s' * (fed.gamma.size > 1)}; give a spectrum of fewer distinct "
+                     "eigenvalues (powerlaw:P,D with a smaller D)")
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: the "
-                "solutions' norms grow as the penalties fall on nearly separable data; give "
-                "larger penalties, or raise max_seconds (in Python; --max-minutes on the "
-                "command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: "
+                f"{cause}, or raise max_seconds (in Python; --max-minutes on the command "
+                "line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
