@@ -81,3 +81,33 @@ def test_spectral_overtime_names_the_eigenvalues_when_they_are_the_cost(monkeypa
                        r"eigenvalues \(powerlaw:P,D with a smaller D\), or raise max_seconds"):
         riskcalc.logistic_limit(gamma=1, r=0.5, signal=1, global_lam=0.1, clients=3,
                                 method="fedavg", spectrum="powerlaw:0.5,300000", max_seconds=0.06)
+
+
+def test_simulated_fine_tuning_at_a_large_penalty_converges():
+    # F5: the simulated RTFA (and pFedMe's proximal points) at lam = 1e8, inside the limits'
+    # LAM_MAX, failed "Newton did not reach gradient norm 1e-10 in 100 iterations (with l2 = 0
+    # separable data have no finite minimizer; set l2 > 0)": the penalty's gradient carries
+    # lam times w's rounding. RTFA at lam = 1e8 is FedAvg's model (lam -> inf).
+    from montecarlo.logistic.pipeline import simulate_replicate
+
+    out = simulate_replicate(gammas=[2.0, 2.0], rs=[0.5, 0.5], signal=1.0, lams=[1e8],
+                             global_lam=0.1, d=8, seed=1, rep=0)
+    assert out["rtfa"]["risk"][0] == pytest.approx(out["fedavg"]["risk"], rel=1e-6)
+
+
+@pytest.mark.parametrize("call", ["replicate", "sweep"])
+def test_simulated_pfedme_beyond_its_penalty_range_is_refused(call, tmp_path):
+    # F5: with the inner solves converging, the simulated pFedMe minimizer answered at lam =
+    # 1e12 and 1e300 with risks 1.0858 and 1.1500 for FedAvg's 1.1259 (its outer gradient
+    # lam (w - sum p_j w_j) rounds at ~1e-14 lam): refused beyond 1e8, saying why.
+    from montecarlo.logistic.pipeline import simulate_replicate
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    why = r"lam = 1e\+12: the simulated pFedMe / FedProx minimizer holds lam <= 1e\+08"
+    with pytest.raises(ValueError, match=why):
+        if call == "replicate":
+            simulate_replicate(gammas=[2.0, 2.0], rs=[0.5, 0.5], signal=1.0, lams=[1e12],
+                               global_lam=0.1, d=8, seed=1, rep=0, pfedme=True)
+        else:
+            sweep_logistic("pfedme", gamma=2.0, r=0.5, signal=1.0, lam=[0.1, 1e12], d=8,
+                           reps=2, clients=2, global_lam=0.1)
