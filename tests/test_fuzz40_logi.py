@@ -75,7 +75,7 @@ def test_spectral_overtime_names_the_eigenvalues_when_they_are_the_cost(monkeypa
     # cheap.)
     from riskcalc.logistic.finite_clients import point
 
-    monkeypatch.setattr(point, "MANY_ATOMS", 100)
+    monkeypatch.setattr(point, "MANY_ATOMS", 100, raising=False)
     with pytest.raises(ValueError, match=r"sums over the spectrum's 300000 distinct eigenvalues "
                        r"for each of 1 distinct client; give a spectrum of fewer distinct "
                        r"eigenvalues \(powerlaw:P,D with a smaller D\), or raise max_seconds"):
