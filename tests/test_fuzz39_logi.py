@@ -107,24 +107,6 @@ def test_the_logistic_tuning_is_held_to_a_time_limit_as_a_whole():
     assert time.perf_counter() - clock < 2.0
 
 
-@pytest.mark.parametrize("clients, spectrum, why", [
-    (1000, None, r"1\.3.e\+03 s and 0\.0298 GiB .* fewer clients, or raise max_seconds"),
-    (1000, "powerlaw:0.5,1000", r"29\.8 GiB .* a spectrum of fewer distinct eigenvalues \("),
-    (100000, None, r"298 GiB .* fewer clients \(rtfa"),
-])
-def test_pfedme_over_many_clients_is_refused_before_any_work(clients, spectrum, why):
-    # F7: the joint objective couples all M clients (identical ones too: an M x M resolvent per
-    # eigenvalue atom), with no estimate: 1000 identical clients ran 54 s, then were refused
-    # for norms "growing as lam falls"; under powerlaw:0.5,1000 (and 1e5 at Sigma = I) numpy's
-    # "Unable to allocate 7.45 GiB" (74.5 GiB); 5000 under two-point ran past 5 minutes.
-    import riskcalc
-
-    with pytest.raises(ValueError, match=rf"^pfedme's joint fixed point couples all {clients} "
-                       rf"clients: .*{why}"):
-        riskcalc.logistic_limit(gamma=1, r=0.5, signal=1, lam=0.5, global_lam=0.1,
-                                clients=clients, method="pfedme", spectrum=spectrum)
-
-
 def test_sweep_pfedme_at_lam_zero_does_not_send_the_user_to_predict(capsys):
     # F8: sweep pfedme --lam 0,1 said "predict gives the lam = 0 limit", which predict refuses
     # for pfedme (F3): one refusal for the three verbs now.

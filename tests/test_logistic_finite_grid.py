@@ -130,7 +130,7 @@ def test_large_lam_tends_to_the_centre():
             for lam in (1e4, 1e6)]
     assert gaps[1] < 1e-5 and gaps[0] / gaps[1] == pytest.approx(100.0, rel=0.05)
     # At finite M, RTFA's and FedProx's limits tend to FedAvg's (its own fixed point). FedProx
-    # keeps the 1/lam rate up to lam = 1e12 (fedprox.coupling_inverse; formed entry by entry,
+    # keeps the 1/lam rate up to lam = 1e12 (fedprox.GroupInverse; formed entry by entry,
     # its coupling matrix put the answer 1% off FedAvg's there).
     fedavg = riskcalc.logistic_limit(**dict(BASE, method="fedavg")).risk
     for method, lams in (("rtfa", (1e4, 1e6)), ("pfedme", (1e4, 1e6, 1e12))):

@@ -39,7 +39,12 @@ class Weighted:
         return B.T @ B + self.lam * np.eye(self.A.shape[1])
 
     def solve(self, start, what):
-        return damped_newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
+        # The penalty's gradient lam (w - centre) carries lam times w's rounding: from lam ~
+        # 1e5 a fixed TOL was out of reach (RTFA and pFedMe at lam = 1e8, inside the limits'
+        # LAM_MAX, failed "did not reach gradient norm 1e-10 ... with l2 = 0"); as the FedProx
+        # minimizer's outer solve, TOL or 1e-14 lam.
+        return damped_newton(self.value, self.grad, self.hess, np.array(start, float),
+                             max(TOL, 1e-14 * self.lam), what)
 
 
 #: The clients' weightings of the global objective.
@@ -82,6 +87,24 @@ def global_model(X, y, *, global_lam: float, weights: str = "samples"):
     return Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
 
 
+#: Largest lam of the simulated FedProx / pFedMe minimizer (the limits' ``LAM_MAX``): its
+#: gradient ``lam (w - sum_j p_j w_j)`` is lam times a difference of O(1) numbers, so its
+#: rounding moves ``w`` by ~1e-14 lam (within 1.5e-6 of FedAvg's risk at 1e8, d = 20; at 1e12
+#: the risk 1.0858 for FedAvg's 1.1259, at 1e300 1.1500).
+FEDPROX_LAM_MAX = 1e8
+
+
+def check_fedprox_lams(lams) -> None:
+    """ValueError for a penalty beyond ``FEDPROX_LAM_MAX`` (``lams``: checked numbers)."""
+    big = [v for v in lams if v > FEDPROX_LAM_MAX]
+    if big:
+        raise ValueError(
+            f"lam = {max(big):g}: the simulated pFedMe / FedProx minimizer holds lam <= "
+            f"{FEDPROX_LAM_MAX:g} (its gradient lam (w - sum_j p_j w_j) is lam times a "
+            "difference of O(1) numbers, whose rounding moves w by ~1e-14 lam); as lam -> inf "
+            "pFedMe's model is FedAvg's global model (method fedavg)")
+
+
 def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=None):
     """The joint FedProx/pFedMe minimizer (module docstring): ``(w, [w_j])``.
 
@@ -90,6 +113,7 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
     global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
     Lemma 3).
     """
+    check_fedprox_lams([lam])
     sizes = np.array([len(b) for b in y])
     p = (sizes / sizes.sum() if check_weights(weights) == "samples"
          else np.full(len(sizes), 1.0 / len(sizes)))

@@ -49,7 +49,8 @@ from scipy.special import expit
 
 from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
-from montecarlo.logistic.fits import Weighted, check_weights, fedprox_model, global_model
+from montecarlo.logistic.fits import (Weighted, check_fedprox_lams, check_weights, fedprox_model,
+                                      global_model)
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeline_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -163,6 +164,8 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     # broadcast error, d = 1 and signal -1 answered).
     gammas, rs, signal, lams, global_lam, d, target = _checked(
         gammas, rs, None, signal, lams, global_lam, d, weights, target)
+    if pfedme:
+        check_fedprox_lams(lams)
     seed, rep = check_seed(seed), positive_int("rep", rep, minimum=0)
     # gammas [1e-9, 2] at d = 4 was numpy's "Unable to allocate 119. GiB" (simulate_pipeline
     # refused it; this task function did not).
@@ -309,6 +312,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     pfedme = flag("pfedme", pfedme) or flag("fedprox", fedprox)
     gammas, rs, signal, lams, global_lam, d, target = _checked(
         gamma, r, clients, signal, lams, global_lam, d, weights, target)
+    if pfedme:
+        check_fedprox_lams(lams)
     m = len(gammas)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1

@@ -36,6 +36,7 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import MAX_MINUTES, none_if_nan, summarize
 from montecarlo.logistic import pipeline, ridge
+from montecarlo.logistic.fits import check_fedprox_lams
 from montecarlo.prediction import simulated_ratios
 from montecarlo.logistic.sweep_checks import (check_memory, check_minutes, check_reach_all,
                                               checked_others, federation)
@@ -138,6 +139,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         raise ValueError(f"method {method} needs lam (its ridge penalty)")
     if lams:        # the simulated minimizers need a penalty (lam = 0: the MLE may not exist)
         as_array("lam", lams, low=0.0, low_open=True)
+    if method == "pfedme":
+        check_fedprox_lams(lams)
     if method == "fedavg" and lam is not None:
         raise ValueError("method fedavg does not take lam (the global model has global_lam)")
     points = grid(gamma, r, clients, others)

@@ -38,8 +38,6 @@ gives FedAvg's global model (``pooled``); M = 1 gives local ridge with penalty
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -49,71 +47,108 @@ from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, _ratio,
 from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 
 
-def _expand(fed: Federation):
+def expand(fed: Federation):
+    """The group of each client, in order."""
     return np.repeat(np.arange(fed.gamma.size), fed.count)
 
 
-@lru_cache(maxsize=8)
-def _ones_basis(M: int):
-    """An orthonormal basis of R^M whose first vector is ``1/sqrt(M)`` (up to sign; read-only)."""
-    Q = np.linalg.qr(np.column_stack([np.ones(M), np.eye(M)[:, :M - 1]]))[0]
-    Q.flags.writeable = False
-    return Q
+class GroupInverse:
+    """``R = (K + diag(d))^-1`` (module docstring, step 2) over M clients in groups of
+    identical ones, by Sherman-Morrison: O(groups) per inverse, never an M x M matrix.
 
+    With ``sum_j pi_j = 1``, ``K = lam diag(pi) - s pi pi^T``, ``s = lam^2 / (lam + lam_g)``,
+    so ``R = diag(1/e) + t u u^T`` with ``e = lam pi + d``, ``u = pi / e`` and
+    ``t = s / den``, ``den = 1 - s sum_j pi_j^2 / e_j = (c + s sum_j pi_j d_j / e_j) / lam``
+    (``c = lam lam_g / (lam + lam_g)``, using ``sum_j pi_j = 1``): every term positive, no
+    cancellation. Held as ``R = diag(1/e) + k z z^T``, ``z = lam u`` and ``k = (lam /
+    (lam + lam_g)) / (c + s sum_j pi_j d_j / e_j)``, each of order one at any lam (``t``
+    overflowed at lam 1e300). Formed entry by entry, ``K`` rounded at ``lam eps`` in the
+    direction of the all-ones vector (1% off FedAvg's answer at lam 1e12); inverted densely,
+    1000 identical clients cost an M x M inverse per atom and evaluation (34 s; 1e5 clients
+    74.5 GiB).
 
-def coupling_inverse(pi, lam: float, lam_g: float, d):
-    """``(K + diag(d))^-1`` (module docstring, step 2), ``d`` of shape ``(M,)`` or ``(A, M)``
-    (then one inverse per row).
-
-    With ``sum(pi) = 1``, ``K = lam (diag(pi) - pi pi^T) + c pi pi^T``, ``c = lam lam_g /
-    (lam + lam_g)``: ``lam`` acts only off the direction of the all-ones vector, whose own
-    entries are of order ``c + d``. Formed entry by entry, ``K`` rounds at ``lam eps`` in that
-    direction too, which beyond ``lam ~ 1e8`` moved the answer off FedAvg's (1% at 1e12, with
-    a residual of 1e-16). Here the inverse is taken in an orthonormal basis whose first vector
-    is ``1/sqrt(M)``, with the ``lam`` part's first row and column set to their exact 0.
+    ``pi``, ``count``: per group; ``d`` of shape ``(G,)`` or ``(A, G)`` (one inverse per row).
+    Every method takes and returns per-group arrays broadcast with ``d``.
     """
-    Q = _ones_basis(pi.size)
-    T = Q.T @ (np.diag(pi) - np.outer(pi, pi)) @ Q
-    T[0, :] = T[:, 0] = 0.0
-    c = lam * lam_g / (lam + lam_g)
-    A = lam * T + c * np.outer(Q.T @ pi, Q.T @ pi) + np.einsum("im,...m,mj->...ij", Q.T, d, Q)
-    try:
-        return Q @ np.linalg.inv(A) @ Q.T
-    except np.linalg.LinAlgError:
-        # Was numpy's bare "Singular matrix" (``error: Singular matrix`` on the command line):
-        # sample weights of clients with gamma 1e-16 and 1e10 (pi_j 1 and 1e-26).
-        raise SolverError(
-            "FedProx / pFedMe fixed point: the clients' coupling matrix K + diag(pi_j D_j) is "
-            f"singular in floating point (client weights pi_j from {np.min(pi):.3g} to "
-            f"{np.max(pi):.3g}); uniform weights, or clients of closer gamma") from None
+
+    def __init__(self, pi, count, lam: float, lam_g: float, d):
+        share = lam / (lam + lam_g)
+        e = lam * pi + d
+        den = lam_g * share + lam * share * np.sum(count * pi * d / e, axis=-1, keepdims=True)
+        self.inv_e, self.z, self.count = 1.0 / e, lam * pi / e, count
+        self.k = share / den
+        if not (np.all(np.isfinite(self.inv_e)) and np.all(np.isfinite(self.k))
+                and np.all(den > 0)):
+            # Was numpy's bare "Singular matrix" (``error: Singular matrix`` on the command
+            # line): sample weights of clients with gamma 1e-16 and 1e10 (pi_j 1 and 1e-26).
+            raise SolverError(
+                "FedProx / pFedMe fixed point: the clients' coupling matrix K + diag(pi_j D_j) "
+                f"is singular in floating point (client weights pi_j from {np.min(pi):.3g} to "
+                f"{np.max(pi):.3g}); uniform weights, or clients of closer gamma")
+
+    def _sum(self, v):
+        return np.sum(self.count * v, axis=-1, keepdims=True)
+
+    def apply(self, v):
+        """``(R v)_j``."""
+        return v * self.inv_e + self.k * self.z * self._sum(self.z * v)
+
+    def squares(self, w):
+        """``sum_l R_jl^2 w_l``."""
+        kz = self.k * self.z
+        return w * self.inv_e * (self.inv_e + 2.0 * kz * self.z) + kz * kz * self._sum(
+            self.z * self.z * w)
+
+    def others(self, w):
+        """``sum_{l != j} R_jl^2 w_l`` (``w >= 0``): the other clients of j's group count."""
+        kz = self.k * self.z
+        own = self.z * self.z * w
+        return kz * kz * np.maximum(self._sum(own) - own, 0.0)
+
+    def diagonal(self):
+        """``R_jj``."""
+        return self.inv_e + self.k * self.z * self.z
+
+
+def unpack(x, rules):
+    """``(alpha, rho, mu)`` per group from the per-group ``x = (alpha, log rho, log mu)``, and
+    the rules' moments ``(D, E2, E3)`` there (``views`` here and in
+    ``riskcalc.logistic.spectrum.fedprox``)."""
+    G = len(rules)
+    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
+        np.exp(np.clip(x[2 * G:], -60, 30))
+    moments = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
+                        for c, rule in enumerate(rules)]).T
+    return alpha, rho, mu, moments
+
+
+def gaps(x, alpha, rho2, mu):
+    """The fixed point's residuals: the views ``(alpha, rho^2, mu)`` against ``x``."""
+    G = alpha.size
+    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
+                           np.log(mu) - x[2 * G:]])
 
 
 def views(x, fed: Federation, lam: float, lam_g: float, rules):
-    """``(alpha, rho^2, mu)`` per client implied by the per-group ``x = (alpha, log rho,
+    """``(alpha, rho^2, mu)`` per group implied by the per-group ``x = (alpha, log rho,
     log mu)`` (steps 1-4 of the module docstring)."""
-    G = fed.gamma.size
-    idx = _expand(fed)
-    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
-        np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
-                          for c, rule in enumerate(rules)]).T
-    D, E2, E3, al, m = D[idx], E2[idx], E3[idx], alpha[idx], mu[idx]
-    pi, gamma, r, kappa, S = fed.pi[idx], fed.gamma[idx], fed.r[idx], fed.kappa[idx], fed.signal
-    R = coupling_inverse(pi, lam, lam_g, pi * D)
-    a = R @ (pi * (_ratio(S, kappa) * E3 + _ratio(S * al, kappa) * D))
-    B = R * (pi * (_ratio(r, kappa) * E3 + _ratio(r * al, kappa) * D))[None, :]
-    q2 = (R * R) @ (pi * pi * gamma * E2 / (m * m))
-    alpha_new = _ratio(a * S + np.diag(B) * r, kappa)
-    rho2 = a * a + np.sum(B * B, axis=1) + q2 - alpha_new ** 2
-    return alpha_new, rho2, pi * gamma * np.diag(R)
+    alpha, rho, mu, (D, E2, E3) = unpack(x, rules)
+    pi, gamma, r, kappa, S = fed.pi, fed.gamma, fed.r, fed.kappa, fed.signal
+    R = GroupInverse(pi, fed.count, lam, lam_g, pi * D)
+    a = R.apply(pi * (_ratio(S, kappa) * E3 + _ratio(S * alpha, kappa) * D))
+    F = pi * (_ratio(r, kappa) * E3 + _ratio(r * alpha, kappa) * D)
+    diag = R.diagonal()
+    q2 = R.squares(pi * pi * gamma * E2 / (mu * mu))
+    b = diag * F
+    alpha_new = _ratio(a * S + b * r, kappa)
+    # ||w_j||^2 - alpha_j^2 as a sum of squares: the part of (a_j, b_jj) across theta_j, the
+    # other clients' directions, the noise.
+    rho2 = _ratio(a * r - b * S, kappa) ** 2 + R.others(F * F) + q2
+    return alpha_new, rho2, pi * gamma * diag
 
 
 def residuals(x, fed, lam, lam_g, rules):
-    G = fed.gamma.size
-    first = np.searchsorted(_expand(fed), np.arange(G))
-    alpha, rho2, mu = (v[first] for v in views(x, fed, lam, lam_g, rules))
-    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
-                           np.log(mu) - x[2 * G:]])
+    return gaps(x, *views(x, fed, lam, lam_g, rules))
 
 
 def _root(x0, fed, lam, lam_g, rules, deadline=None):
@@ -161,8 +196,9 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=Non
     G = fed.gamma.size
     check_solution_logs(x_fine[G:3 * G], "the FedProx / pFedMe fixed point",
                         gamma=fed.gamma, lam=lam, global_lam=lam_g)
+    idx = expand(fed)
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
-    return alpha, np.sqrt(rho2), mu, nfev, err
+    return alpha[idx], np.sqrt(rho2)[idx], mu[idx], nfev, err
 
 
 #: Penalties tried, from the smallest above the one asked, when pFedMe's joint root fails

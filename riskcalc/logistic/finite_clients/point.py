@@ -159,42 +159,6 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
            fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
-#: The joint objective couples all M clients (identical ones too): each residual evaluation
-#: inverts and multiplies an M x M resolvent per eigenvalue atom (``blocks.fedprox``,
-#: ``spectrum.fedprox``), measured 5.2e-9 s x atoms x (M^3 + 20 M^2) (10 to 1e5 atoms, M = 5
-#: to 600, within 25%; 1.4-3.8e-9 x M^3 at Sigma = I), with 190-290 evaluations per call
-#: (M = 3, 30), and about four (atoms, M, M) float arrays at once.
-JOINT_SECONDS, JOINT_EVALUATIONS, JOINT_ARRAYS = 5.2e-9, 250, 4
-#: Largest memory of those arrays (as ``operator_subordination.MAX_BYTES``).
-MAX_JOINT_BYTES = 4 * 2 ** 30
-
-
-def check_joint(m: int, method: str, spectrum, max_seconds) -> None:
-    """ValueError, before any work, where pfedme's joint fixed point over ``m`` clients would
-    take beyond ``max_seconds`` (None: no limit) or ``MAX_JOINT_BYTES`` (was: 1000 identical
-    clients ran 54 s and were refused for "norms growing as lam falls", 5000 ran on, 1000
-    under powerlaw:0.5,1000 and 1e5 at Sigma = I failed allocating 7.45 and 74.5 GiB)."""
-    if method != "pfedme":
-        return
-    atoms = 1 if spectrum is None else int(spectrum.atoms.size)
-    seconds = JOINT_EVALUATIONS * JOINT_SECONDS * atoms * (float(m) ** 3 + 20.0 * m * m)
-    nbytes = JOINT_ARRAYS * 8.0 * atoms * float(m) ** 2
-    if nbytes <= MAX_JOINT_BYTES and (max_seconds is None or seconds <= max_seconds):
-        return
-    fewer = "fewer clients" + (" or a spectrum of fewer distinct eigenvalues" if atoms > 1
-                               else "")
-    if nbytes <= MAX_JOINT_BYTES:
-        fewer += ", or raise max_seconds (in Python; --max-minutes on the command line)"
-    raise ValueError(
-        f"pfedme's joint fixed point couples all {m} clients: an M x M resolvent per "
-        f"eigenvalue atom ({atoms} atom{'s' if atoms > 1 else ''}) at each of its ~"
-        f"{JOINT_EVALUATIONS} evaluations, estimated at {seconds:.3g} s and "
-        f"{nbytes / 2 ** 30:.3g} GiB (at most " + ("" if max_seconds is None else
-                                                    f"max_seconds = {max_seconds:g} and ")
-        + f"{MAX_JOINT_BYTES / 2 ** 30:g} GiB); {fewer} (rtfa and fedavg solve identical "
-        "clients once)")
-
-
 @dataclass(frozen=True)
 class Point:
     """``solve_point``'s answer: ``values`` (quantity -> array over the wanted clients), the
@@ -227,7 +191,6 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     begun = time.perf_counter()
     local = method == "local_ridge"
     check_reach(signal, rr[wanted])
-    check_joint(gam.size, method, None, max_seconds)
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
@@ -299,6 +262,14 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     return Point(values, overlap, dist, iterations, residual, out_warm)
 
 
+#: Eigenvalues x distinct clients from which a spectral finite-M solve's time is mostly its
+#: sums over the spectrum (~0.01-0.1 s per residual evaluation and ~200 evaluations at 1e6;
+#: measured 1e4-3e5 atoms, 1-3 groups): its overtime names them, not the norms' growth
+#: (powerlaw:0.5 at d = 5e6, 3 identical clients, said "norms grow as the penalties fall on
+#: nearly separable data; give larger penalties" after 60 s).
+MANY_ATOMS = 10 ** 6
+
+
 def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum,
                       max_seconds=None):
     """``logistic_clients_limit`` with a spectrum (module docstring); the global model and
@@ -319,7 +290,6 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                            time.perf_counter() - clock, max_seconds, kappa) from None
 
     m = gam.size
-    check_joint(m, method, spectrum, max_seconds)
     local = method == "local_ridge"
     fed, inverse = _federation(gam, rr, signal, weights, None)
     if not local and global_lam == 0.0:
@@ -355,12 +325,18 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
             given = ", ".join(f"{k} = {v:g}" for k, v in (("lam", lam),
                                                           ("global_lam", global_lam))
                               if v is not None)
+            atoms = int(spectrum.atoms.size)
+            cause = ("the solutions' norms grow as the penalties fall on nearly separable "
+                     "data; give larger penalties" if atoms * fed.gamma.size < MANY_ATOMS else
+                     f"each residual evaluation sums over the spectrum's {atoms} distinct "
+                     f"eigenvalues for each of {fed.gamma.size} distinct client"
+                     f"{'s' * (fed.gamma.size > 1)}; give a spectrum of fewer distinct "
+                     "eigenvalues (powerlaw:P,D with a smaller D)")
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: the "
-                "solutions' norms grow as the penalties fall on nearly separable data; give "
-                "larger penalties, or raise max_seconds (in Python; --max-minutes on the "
-                "command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: "
+                f"{cause}, or raise max_seconds (in Python; --max-minutes on the command "
+                "line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}

@@ -35,54 +35,46 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.blocks.fedprox import coupling_inverse
+from riskcalc.logistic.blocks.fedprox import GroupInverse, expand, gaps, unpack
 from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
 
 
-def _expand(fed: Federation):
-    return np.repeat(np.arange(fed.gamma.size), fed.count)
-
-
 def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
-    """Per client: ``(alpha, rho^2, mu)`` implied by the per-group ``x = (alpha, log rho,
-    log mu)``; with ``euclid``, also ``(w_j.theta_j, ||w_j||^2)``."""
+    """Per group: ``(alpha, rho^2, mu)`` implied by the per-group ``x = (alpha, log rho,
+    log mu)``; with ``euclid``, also ``(w_j.theta_j, ||w_j||^2)``. ``R(s)`` by
+    ``GroupInverse`` (one per atom): with ``G_lm = S^2 + delta_lm r_l^2`` the sums over
+    clients are ``S^2 (R c)_j + R_jj c_j r_j^2`` and ``S^2 (R c)_j^2 + sum_l R_jl^2 c_l^2
+    r_l^2``, ``c_l = pi_l eps_l``."""
     G = fed.gamma.size
-    idx = _expand(fed)
-    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
-        np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
-                          for c, rule in enumerate(rules)]).T
+    alpha, rho, mu, (D, E2, E3) = unpack(x, rules)
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
-    eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)[idx]
-    D, E2, m, r, kap = D[idx], E2[idx], mu[idx], fed.r[idx], kappa[idx]
-    pi, gamma, s, h = fed.pi[idx], fed.gamma[idx], spectrum.atoms, spectrum.weights
-    R = coupling_inverse(pi, lam, lam_g, s[:, None] * (pi * D)[None])   # (atoms, M, M)
-    Gram = fed.signal ** 2 + np.diag(r * r)
+    eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)
+    pi, gamma, s, h, S2 = fed.pi, fed.gamma, spectrum.atoms, spectrum.weights, fed.signal ** 2
+    R = GroupInverse(pi, fed.count, lam, lam_g, s[:, None] * (pi * D)[None])   # (atoms, G)
     c = pi * eps
-    N = pi * pi * gamma * E2 / (m * m)
+    N = pi * pi * gamma * E2 / (mu * mu)
+    Rc, diag = R.apply(c), R.diagonal()
+    cross = S2 * Rc + diag * c * fed.r ** 2
+    square = S2 * Rc * Rc + R.squares(c * c * fed.r ** 2)
+    noise = R.squares(N)
 
     def products(k):
-        """``(w_j.S^k theta_j, w_j.S^k w_j)`` per client."""
-        Rc = R * c[None, None, :]                                   # R_jl pi_l eps_l
-        w_th = np.einsum("a,a,ajl,lj->j", h, s ** (k + 1), Rc, Gram)
-        w_w = (np.einsum("a,a,ajl,ajm,lm->j", h, s ** (k + 2), Rc, Rc, Gram)
-               + np.einsum("a,a,ajl,l->j", h, s ** (k + 1), R * R, N))
+        """``(w_j.S^k theta_j, w_j.S^k w_j)`` per group."""
+        w_th = np.einsum("a,a,ag->g", h, s ** (k + 1), cross)
+        w_w = (np.einsum("a,a,ag->g", h, s ** (k + 2), square)
+               + np.einsum("a,a,ag->g", h, s ** (k + 1), noise))
         return w_th, w_w
     w_th, w_w = products(1)
-    alpha_new = np.divide(w_th, kap, out=np.zeros_like(w_th), where=kap > 0)
-    mu_new = pi * gamma * np.einsum("a,a,ajj->j", h, s, R)
+    alpha_new = np.divide(w_th, kappa, out=np.zeros_like(w_th), where=kappa > 0)
+    mu_new = pi * gamma * np.einsum("a,a,ag->g", h, s, diag)
     out = (alpha_new, w_w - alpha_new ** 2, mu_new)
     return out + (products(0),) if euclid else out
 
 
 def residuals(x, fed, spectrum, lam, lam_g, rules):
-    G = fed.gamma.size
-    first = np.searchsorted(_expand(fed), np.arange(G))
-    alpha, rho2, mu = (v[first] for v in views(x, fed, spectrum, lam, lam_g, rules))
-    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
-                           np.log(mu) - x[2 * G:]])
+    return gaps(x, *views(x, fed, spectrum, lam, lam_g, rules))
 
 
 def _root(x0, fed, spectrum, lam, lam_g, rules, deadline=None):
@@ -126,5 +118,6 @@ def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, 
         lambda x, nodes: _root_resolved(x, fed, spectrum, lam, lam_g, nodes, deadline), x,
         "FedProx fixed point with a spectrum")
     nfev += n
-    alpha, rho2, mu, euclid = views(x_fine, fed, spectrum, lam, lam_g, fine, euclid=True)
-    return alpha, np.sqrt(rho2), mu, euclid, nfev, err
+    idx = expand(fed)
+    alpha, rho2, mu, (w_th, w_w) = views(x_fine, fed, spectrum, lam, lam_g, fine, euclid=True)
+    return alpha[idx], np.sqrt(rho2)[idx], mu[idx], (w_th[idx], w_w[idx]), nfev, err
