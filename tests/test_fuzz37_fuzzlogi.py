@@ -100,18 +100,20 @@ def test_one_client_simulation_reads_numbers_strictly(change, match):
 def test_finite_m_spectrum_own_solves_stop_at_max_seconds():
     """F6: at finite M under a spectrum the clients' own fixed points (local ridge, and RTFA's
     local MLE at lam = 0, both by ``own``) had no deadline: lam = 0 at gamma = h (1 - 1e-4)
-    ran past 60 s with ``max_seconds = 2`` (the estimate cannot see the MLE's growth)."""
+    ran past 60 s with ``max_seconds = 2`` (the estimate cannot see the MLE's growth). The
+    global model (~0.07 s quiet) must finish first for the own solves to be the ones stopped:
+    0.22 s left it unfinished on a loaded machine (session 40), hence 0.6 s."""
     import time
 
     import numpy as np
 
     h = riskcalc.mle_threshold(float(np.hypot(1.0, 0.5) * np.sqrt(1.5)))
     begun = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^lam = 0: .*still solving at max_seconds = 0\.22 "):
+    with pytest.raises(ValueError, match=r"^lam = 0: .*still solving at max_seconds = 0\.6 "):
         riskcalc.logistic_clients_limit(gamma=[h * (1 - 1e-4)] * 2, r=[0.5, 0.5], signal=1.0,
                                         lam=0.0, global_lam=0.1, spectrum=Spectrum([1.0, 2.0]),
-                                        max_seconds=0.22)
-    assert time.perf_counter() - begun < 2.0
+                                        max_seconds=0.6)
+    assert time.perf_counter() - begun < 3.0
 
 
 def test_mle_threshold_at_large_signal_strength():
