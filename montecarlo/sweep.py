@@ -32,7 +32,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._files import atomic
-from riskcalc._validate import canonical_method, real
+from riskcalc._validate import canonical_method, path as file_path, real
 from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
@@ -287,8 +287,8 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     written atomically (``riskcalc._files.atomic``): complete, or as it was. ``rows`` may be
     any iterable of dicts, their numbers numpy scalars (a generator, a numpy int64 and a folder
     for ``path`` were TypeErrors and an IsADirectoryError naming the temporary file; fuzz39
-    fuzz F4)."""
-    path = str(path)
+    fuzz F4). A leading ``~`` is the home folder, as on the command line."""
+    path = str(file_path("path", path))
     fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
