@@ -2,6 +2,8 @@
 
 import json
 
+import numpy as np
+
 from tests.helpers import run_cli
 
 SIMULATE = ["simulate", "paper001-fig2", "--set", "lam=1", "--set", "m=3", "--set", "d=3",
@@ -11,15 +13,12 @@ SIMULATE = ["simulate", "paper001-fig2", "--set", "lam=1", "--set", "m=3", "--se
 def test_simulate_writes_json_lines_for_a_jsonl_name(tmp_path, capsys):
     """F1: ``simulate --out x.jsonl`` (or .JSON) wrote CSV under the JSON-lines name; now JSON
     lines, one object a row in the CSV's columns, a non-finite number null (as ``sweep``
-    writes); any other name stays CSV."""
-    for name in ("x.jsonl", "x.JSON"):
-        code, out, err = run_cli(SIMULATE + ["--out", tmp_path / name], capsys)
-        assert code == 0, err
-        rows = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
-        assert len(rows) == 2 and rows[0]["preset"] == "paper001-fig2"
-        assert rows[0]["accuracy"] is None and rows[0]["rounds_to_target"] > 0
-    assert run_cli(SIMULATE + ["--out", tmp_path / "x.csv"], capsys)[0] == 0
-    assert (tmp_path / "x.csv").read_text().startswith("preset,rep,grid")
+    writes); any other name stays CSV (test_cli_simulate)."""
+    code, out, err = run_cli(SIMULATE + ["--out", tmp_path / "x.JSONL"], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in (tmp_path / "x.JSONL").read_text().splitlines()]
+    assert len(rows) == 2 and rows[0]["preset"] == "paper001-fig2"
+    assert rows[0]["accuracy"] is None and rows[0]["rounds_to_target"] > 0
 
 
 def _square(task):
@@ -44,3 +43,35 @@ def test_python_paths_take_a_leading_tilde_as_the_home_folder(monkeypatch, tmp_p
     assert folder("out_dir", "~/figs") == home / "figs"
     write_rows([{"a": 1.0}], "~/o.csv")
     assert (home / "o.csv").is_file() and not (tmp_path / "~").exists()
+
+
+def _federation(shift=0.0, intercept=0.0, seed=0):
+    """Three clients of 40 rows, d = 6, of paper 003's model; X shifted by ``shift``, y by
+    ``intercept``."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 6))
+    client = np.repeat([0, 1, 2], 40)
+    theta = rng.normal(size=(3, 6)) / 2
+    y = np.einsum("nd,nd->n", X, theta[client]) + 0.5 * rng.normal(size=120)
+    return X + shift, y + intercept, client
+
+
+def test_estimate_says_when_the_data_are_not_mean_zero(tmp_path, capsys):
+    """F3: the model has mean-zero features and no intercept; ``estimate`` read X + 5 as a
+    covariance with a large eigenvalue (two-point:1.08,246.8,0.9 on a larger federation) without
+    a word. Now two exact tests (features: F(h, h (N - 1)); y: F(1, n_j - 1) per client) give
+    ``Estimate.mean_test`` and a note (``estimate``, ``advise --data``); centred data none."""
+    from riskcalc.estimate import estimate
+
+    plain = estimate(*_federation())
+    assert plain.mean_test["features_p"] > 1e-3 and plain.centring_note() is None
+    shifted = estimate(*_federation(shift=5.0))
+    assert shifted.mean_test["features_p"] < 1e-9 < shifted.mean_test["y_p"]
+    assert "features' pooled mean is not 0" in shifted.centring_note()
+    assert "y has a mean" in estimate(*_federation(intercept=3.0)).centring_note()
+    X, y, client = _federation(shift=5.0)
+    np.savez(tmp_path / "f.npz", X=X, y=y, client=client)
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "f.npz"], capsys)
+    assert code == 0 and "note: the features' pooled mean is not 0" in out, err
+    code, out, _ = run_cli(["estimate", "--data", tmp_path / "f.npz", "--json"], capsys)
+    assert json.loads(out)["estimate"]["mean_test"]["features_p"] < 1e-9
