@@ -75,3 +75,14 @@ def test_estimate_says_when_the_data_are_not_mean_zero(tmp_path, capsys):
     assert code == 0 and "note: the features' pooled mean is not 0" in out, err
     code, out, _ = run_cli(["estimate", "--data", tmp_path / "f.npz", "--json"], capsys)
     assert json.loads(out)["estimate"]["mean_test"]["features_p"] < 1e-9
+
+
+def test_a_federation_client_that_is_no_object_is_refused_not_a_traceback(tmp_path, capsys):
+    """F4: ``"clients": [[{...}]]`` (a list in a list) or ``[3]`` in a federation file was an
+    AttributeError traceback (naming the client for the message called ``.get`` on it); now
+    one error line naming the client and what it is."""
+    for clients, kind in (([[{"gamma": 2, "r": 1, "sigma": 0.5}]], "a list"), ([3], "a number")):
+        path = tmp_path / "f.json"
+        path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+        code, _, err = run_cli(["predict", "rtfa", "--lam", "0.5", "--federation", path], capsys)
+        assert code == 2 and f"client 0: must be an object, got {kind}" in err, err

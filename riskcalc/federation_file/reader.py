@@ -101,8 +101,10 @@ class FederationFile:
         return len(self.clients)
 
     def label(self, j: int) -> str:
-        """``client J`` or ``client J ('NAME')``, as messages name a client."""
-        name = self.clients[j].get("name")
+        """``client J`` or ``client J ('NAME')``, as messages name a client (one that is no
+        object, ``"clients": [[{...}]]``, has no name: it was an AttributeError)."""
+        c = self.clients[j]
+        name = c.get("name") if isinstance(c, dict) else None
         return f"client {j}" + (f" ({name!r})" if isinstance(name, str) else "")
 
     def error(self, j: int | None, text: str) -> ValueError:
