@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from tests.helpers import run_cli
 
@@ -86,3 +87,15 @@ def test_a_federation_client_that_is_no_object_is_refused_not_a_traceback(tmp_pa
         path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
         code, _, err = run_cli(["predict", "rtfa", "--lam", "0.5", "--federation", path], capsys)
         assert code == 2 and f"client 0: must be an object, got {kind}" in err, err
+
+
+def test_compare_by_keywords_names_an_unknown_keyword():
+    """F5: ``montecarlo.compare(..., kind="empirical")`` (``kind`` is the measure's name in
+    ``compare(spec, setting)``) or any unknown keyword was a TypeError naming
+    ``Setting.__init__``; now a ValueError naming the keyword and what is taken."""
+    import montecarlo
+
+    for key, said in (("kind", "the measure is measure= here"), ("bogus", "eigvecs")):
+        with pytest.raises(ValueError, match=f"unknown keyword.*{key}.*{said}"):
+            montecarlo.compare("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, d=20, reps=2,
+                               **{key: "empirical"})
