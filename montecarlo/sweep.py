@@ -15,6 +15,7 @@ import itertools
 import json
 import numbers
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -294,6 +295,22 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
     if os.path.isdir(path):
         raise ValueError(f"{path}: is a folder, expected a file path")
+    # One dict, or rows that are no dicts, were an AttributeError ('str' object has no
+    # attribute 'items'); a CSV row with a column the first lacks, csv's "dict contains fields
+    # not in fieldnames" naming no row (fuzz40 fuzz F6).
+    if isinstance(rows, (Mapping, str, bytes)):
+        raise ValueError(f"rows must be an iterable of dicts, one a row; got one "
+                         f"{type(rows).__name__} (a single row goes in a list)")
+    rows = list(rows)
+    for j, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ValueError(f"rows must be dicts, one a row; row {j} is a "
+                             f"{type(row).__name__}")
+        extra = [k for k in row if k not in rows[0]]
+        if fmt == "csv" and extra:
+            raise ValueError(f"row {j} has column(s) {', '.join(map(str, extra))} that row 0 "
+                             f"lacks: CSV rows take the first row's columns (JSON lines take "
+                             "any)")
     rows = [{k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}
             for row in rows]
     if not len(rows):

@@ -99,3 +99,21 @@ def test_compare_by_keywords_names_an_unknown_keyword():
         with pytest.raises(ValueError, match=f"unknown keyword.*{key}.*{said}"):
             montecarlo.compare("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, d=20, reps=2,
                                **{key: "empirical"})
+
+
+def test_write_rows_names_rows_that_are_no_dicts_or_add_a_csv_column(tmp_path):
+    """F6: ``montecarlo.sweep.write_rows({"a": 1}, path)`` (one row, not a list of rows) was
+    an AttributeError ('str' object has no attribute 'items'), and a CSV row with a column the
+    first row lacks csv's "dict contains fields not in fieldnames" naming neither row nor file;
+    now ValueErrors saying so, and the file is not written."""
+    from montecarlo.sweep import write_rows
+
+    out = tmp_path / "o.csv"
+    with pytest.raises(ValueError, match="iterable of dicts.*got one dict"):
+        write_rows({"a": 1}, out)
+    with pytest.raises(ValueError, match="row 1 is a list"):
+        write_rows([{"a": 1}, [2]], out)
+    with pytest.raises(ValueError, match="row 1 has column.*b that row 0 lacks"):
+        write_rows([{"a": 1}, {"a": 2, "b": 3}], out)
+    assert not out.exists()
+    assert write_rows([{"a": 1}, {"b": 2}], tmp_path / "o.jsonl") == "jsonl"
