@@ -117,3 +117,17 @@ def test_write_rows_names_rows_that_are_no_dicts_or_add_a_csv_column(tmp_path):
         write_rows([{"a": 1}, {"a": 2, "b": 3}], out)
     assert not out.exists()
     assert write_rows([{"a": 1}, {"b": 2}], tmp_path / "o.jsonl") == "jsonl"
+
+
+def test_bootstrap_intervals_of_22_characters_do_not_run_together(tmp_path, capsys):
+    """F7: ``advise --data --bootstrap`` printed the mean and worst risks' intervals in fields
+    of 22 characters, which an interval such as [1.069e-32, 5.738e-17] (noise-free data) fills:
+    the two ran together ("...e-17][3.206e-32..."); now a space precedes each."""
+    X, _, client = _federation()
+    y = X @ np.ones(6)           # noise free: risks at rounding level, long intervals
+    np.savez(tmp_path / "f.npz", X=X, y=y, client=client)
+    code, out, err = run_cli(["advise", "--data", tmp_path / "f.npz", "--bootstrap", "3",
+                              "--methods", "ftfa", "--no-progress"], capsys)
+    assert code == 0, err
+    rows = out[out.index("intervals (parametric"):].splitlines()[2:4]
+    assert rows and all("][" not in row for row in rows), rows
