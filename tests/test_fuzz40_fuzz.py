@@ -131,3 +131,22 @@ def test_bootstrap_intervals_of_22_characters_do_not_run_together(tmp_path, caps
     assert code == 0, err
     rows = out[out.index("intervals (parametric"):].splitlines()[2:4]
     assert rows and all("][" not in row for row in rows), rows
+
+
+def test_a_cache_line_nested_too_deep_or_with_a_huge_integer_is_no_record(tmp_path):
+    """F8: a task cache whose first line is JSON nested 100,000 levels deep was a
+    RecursionError traceback, and a line holding a 5000-digit integer stopped the run with
+    Python's "Exceeds the limit (4300 digits) ... use sys.set_int_max_str_digits()", naming
+    neither file nor line; now the first is "not a fedrisk cache", the second a line that is
+    no record (its task reruns, with the warning naming the line)."""
+    from montecarlo.runner.tasks import FORMAT, CacheWarning, load_cache
+
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100000 + "]" * 100000 + "\n")
+    with pytest.raises(ValueError, match="is not a fedrisk cache"):
+        load_cache(deep, "sweep")
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(json.dumps({"fedrisk_cache": FORMAT, "command": "sweep"}) + "\n"
+                    + '{"key": "' + "a" * 40 + '", "result": ' + "9" * 5000 + "}\n")
+    with pytest.warns(CacheWarning, match="line 2 is not a complete record"):
+        assert load_cache(huge, "sweep") == {}

@@ -81,7 +81,10 @@ def load_cache(path, command: str | None = None) -> dict:
             except UnicodeDecodeError:
                 raise ValueError(f"cache {path}: line {number} is binary data, not a fedrisk "
                                  "cache line; give another file or delete this one") from None
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
+                # Not JSON, or JSON no cache writes: nested past the recursion limit (a
+                # RecursionError traceback) or an integer past 4300 digits (an error naming
+                # neither file nor line; fuzz40 fuzz F8). Its task reruns.
                 rec = None
             if number == 1:
                 _check_header(path, rec, command)
