@@ -150,3 +150,20 @@ def test_a_cache_line_nested_too_deep_or_with_a_huge_integer_is_no_record(tmp_pa
                     + '{"key": "' + "a" * 40 + '", "result": ' + "9" * 5000 + "}\n")
     with pytest.warns(CacheWarning, match="line 2 is not a complete record"):
         assert load_cache(huge, "sweep") == {}
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"fedrisk_federation": 1, "clients": NaN}', "list of client objects, got NaN"),
+    ('{"fedrisk_federation": ' + "9" * 5000 + ', "clients": []}',
+     "must be the integer 1, got an integer of 5000 digits"),
+    ('{"fedrisk_federation": 1, "clients": [{"name": "a", "gamma": 2, "r": 1, "sigma": 0.5, '
+     '"se": Infinity}]}', "se must be an object of standard errors, got Infinity")])
+def test_a_federation_file_non_number_is_named_by_its_text_not_a_class(text, said, tmp_path,
+                                                                      capsys):
+    """F9: where a federation file has NaN, Infinity or a 5000-digit integer in the place of a
+    list, an object or the version, the message said what it got was "NonFinite" (the parser's
+    marker class: "got an integer of 5000 digits (NonFinite)"); now its text."""
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    code, _, err = run_cli(["predict", "rtfa", "--lam", "0.5", "--federation", path], capsys)
+    assert code == 2 and said in err and "NonFinite" not in err, err

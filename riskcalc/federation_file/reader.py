@@ -47,8 +47,8 @@ from riskcalc._files import user_path
 from riskcalc._validate import RANGES, flag
 from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
                                              check_se, check_spec)
+from riskcalc.json_strict import NonFinite, load
 from riskcalc.json_strict import kind as _kind
-from riskcalc.json_strict import load
 from riskcalc.spectrum import MAX_EIGENVALUES, spec_uses_d
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "default_spectrum_used", "from_object",
@@ -282,7 +282,8 @@ def _object(data, path, where):
     version = data[FORMAT_KEY]
     if type(version) is not int:
         raise ValueError(f"{where}: \"{FORMAT_KEY}\" must be the integer {VERSION}, got "
-                         f"{version!r} ({_kind(version)})")
+                         + (f"{version!r}" if isinstance(version, NonFinite)
+                            else f"{version!r} ({_kind(version)})"))
     if version != VERSION:
         raise ValueError(f"{where}: format version {version} is not supported (this fedrisk "
                          f"reads version {VERSION})")
