@@ -167,3 +167,14 @@ def test_a_federation_file_non_number_is_named_by_its_text_not_a_class(text, sai
     path.write_text(text)
     code, _, err = run_cli(["predict", "rtfa", "--lam", "0.5", "--federation", path], capsys)
     assert code == 2 and said in err and "NonFinite" not in err, err
+
+
+def test_a_set_integer_past_pythons_digit_limit_is_refused_without_its_advice(tmp_path,
+                                                                              capsys):
+    """F10: ``simulate --set m=<5000 digits>`` said "Exceeds the limit (4300 digits) for
+    integer string conversion ...; use sys.set_int_max_str_digits() to increase the limit",
+    advice for Python programmers that no setting can use; now the key and the reason."""
+    code, _, err = run_cli(["simulate", "paper001-fig2", "--set", "m=" + "9" * 5000, "--out",
+                            tmp_path / "o.csv"], capsys)
+    assert code == 2 and "--set m: holds an integer of more than 4300 digits" in err, err
+    assert "set_int_max_str_digits" not in err
