@@ -178,3 +178,16 @@ def test_a_set_integer_past_pythons_digit_limit_is_refused_without_its_advice(tm
                             tmp_path / "o.csv"], capsys)
     assert code == 2 and "--set m: holds an integer of more than 4300 digits" in err, err
     assert "set_int_max_str_digits" not in err
+
+
+def test_a_setting_refuses_a_matrix_of_the_other_clients_values():
+    """F11: ``Setting(gammas=[[2, 3]])`` (or rs, sigmas, spectra) was flattened into two clients'
+    values; a list of one value a client is asked for, so a matrix is refused now."""
+    from montecarlo.linear.instances import Setting
+
+    with pytest.raises(ValueError, match=r"sigmas must be a flat list.*\(1, 2\)"):
+        Setting(d=20, clients=3, global_model="federated", sigmas=[[0.5, 1.0]])
+    with pytest.raises(ValueError, match=r"spectra must be a flat list"):
+        Setting(d=20, clients=3, global_model="federated", spectra=[["identity", "scaled:2"]])
+    assert Setting(d=20, clients=3, global_model="federated", gammas=[2.0, 3.0]).gammas == (
+        2.0, 3.0)
