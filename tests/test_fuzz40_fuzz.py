@@ -191,3 +191,24 @@ def test_a_setting_refuses_a_matrix_of_the_other_clients_values():
         Setting(d=20, clients=3, global_model="federated", spectra=[["identity", "scaled:2"]])
     assert Setting(d=20, clients=3, global_model="federated", gammas=[2.0, 3.0]).gammas == (
         2.0, 3.0)
+
+
+def test_a_data_csv_with_every_field_quoted_is_read_as_its_numbers(tmp_path):
+    """F12: ``estimate --data`` read a quoted header ("client","y",...) but refused the quoted
+    numbers a spreadsheet writes with it ('"0"' is not a number); now the same estimate as the
+    unquoted file, and a quoted field that is no number is still named."""
+    from riskcalc.estimate import estimate_file
+
+    X, y, client = _federation()
+    rows = [["client", "y"] + [f"x{k}" for k in range(6)]]
+    rows += [[repr(int(c)), repr(float(v))] + [repr(float(x)) for x in xs]
+             for c, v, xs in zip(client, y, X)]
+    plain, quoted = tmp_path / "p.csv", tmp_path / "q.csv"
+    plain.write_text("\n".join(",".join(r) for r in rows) + "\n")
+    quoted.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in rows) + "\n")
+    a, b = estimate_file(plain), estimate_file(quoted)
+    np.testing.assert_array_equal(a.values["sigma2"], b.values["sigma2"])
+    rows[3][4] = "x"
+    quoted.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in rows) + "\n")
+    with pytest.raises(ValueError, match=r"line 4, column 5 \('x2'\): 'x' is not a number"):
+        estimate_file(quoted)
