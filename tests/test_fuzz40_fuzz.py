@@ -8,7 +8,7 @@ import pytest
 from tests.helpers import run_cli
 
 SIMULATE = ["simulate", "paper001-fig2", "--set", "lam=1", "--set", "m=3", "--set", "d=3",
-            "--no-progress"]
+            "--set", "*.iterations=100", "--no-progress"]
 
 
 def test_simulate_writes_json_lines_for_a_jsonl_name(tmp_path, capsys):
