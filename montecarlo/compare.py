@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -319,6 +319,14 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     >>> bool(c.summary["risk"]["inside"])
     True
     """
+    # A keyword of neither compare nor Setting was a TypeError naming Setting (kind=, the
+    # measure's name in compare(spec, setting), included; fuzz40 fuzz F5).
+    unknown = sorted(set(setting_options) - SETTING_OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown keyword(s) {', '.join(unknown)}: besides the model, tuning "
+                         "and run keywords, compare takes the Setting fields "
+                         f"{', '.join(sorted(SETTING_OPTIONS))}"
+                         + ("; the measure is measure= here" if "kind" in unknown else ""))
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                       spectrum=spectrum)
     if global_model is None:
@@ -336,6 +344,12 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
                    progress=progress, cache=cache, max_minutes=max_minutes)
+
+
+#: The ``Setting`` fields ``compare_method`` passes on from its ``**setting_options`` (the
+#: others are its own keywords).
+SETTING_OPTIONS = frozenset(f.name for f in fields(Setting)) - {"d", "clients", "global_model",
+                                                                 "weights"}
 
 
 def unused_options(method: str, global_model, given, student_t: bool,

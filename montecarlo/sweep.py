@@ -15,6 +15,7 @@ import itertools
 import json
 import numbers
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -32,7 +33,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._files import atomic
-from riskcalc._validate import canonical_method, real
+from riskcalc._validate import canonical_method, path as file_path, real
 from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
@@ -287,13 +288,29 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     written atomically (``riskcalc._files.atomic``): complete, or as it was. ``rows`` may be
     any iterable of dicts, their numbers numpy scalars (a generator, a numpy int64 and a folder
     for ``path`` were TypeErrors and an IsADirectoryError naming the temporary file; fuzz39
-    fuzz F4)."""
-    path = str(path)
+    fuzz F4). A leading ``~`` is the home folder, as on the command line."""
+    path = str(file_path("path", path))
     fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
     if os.path.isdir(path):
         raise ValueError(f"{path}: is a folder, expected a file path")
+    # One dict, or rows that are no dicts, were an AttributeError ('str' object has no
+    # attribute 'items'); a CSV row with a column the first lacks, csv's "dict contains fields
+    # not in fieldnames" naming no row (fuzz40 fuzz F6).
+    if isinstance(rows, (Mapping, str, bytes)):
+        raise ValueError(f"rows must be an iterable of dicts, one a row; got one "
+                         f"{type(rows).__name__} (a single row goes in a list)")
+    rows = list(rows)
+    for j, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ValueError(f"rows must be dicts, one a row; row {j} is a "
+                             f"{type(row).__name__}")
+        extra = [k for k in row if k not in rows[0]]
+        if fmt == "csv" and extra:
+            raise ValueError(f"row {j} has column(s) {', '.join(map(str, extra))} that row 0 "
+                             f"lacks: CSV rows take the first row's columns (JSON lines take "
+                             "any)")
     rows = [{k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}
             for row in rows]
     if not len(rows):

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from riskcalc._files import user_path
+
 #: Largest integer count accepted (steps, clients, d, ...): 2^53, the last integer a float
 #: holds exactly; beyond it counts overflow numpy's int64 or lose their value in a float.
 MAX_INT = 2 ** 53
@@ -360,13 +362,15 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
 def path(name: str, value, what: str = "file") -> Path:
     """``value`` (a str, bytes or os.PathLike) as a Path, or ValueError naming ``name`` and
     ``what`` it must be the path of (None or a number was a TypeError from pathlib or os, and
-    an int a file descriptor to write to; an empty name was the working directory)."""
+    an int a file descriptor to write to; an empty name was the working directory). A leading
+    ``~`` is the home folder, as on the command line (``riskcalc._files.user_path``:
+    ``cache="~/c.jsonl"`` and ``build(..., "~/figs")`` made a folder named "~")."""
     if not isinstance(value, (str, bytes, os.PathLike)):
         raise ValueError(f"{name} must be a {what} path (a str or os.PathLike), got "
                          f"{type(value).__name__}")
     if not os.fsdecode(value).strip():      # Path("") is the working directory
         raise ValueError(f"{name} needs a {what} name, got an empty one")
-    return Path(os.fsdecode(value))
+    return Path(user_path(value))
 
 
 def file_size(path, limit: int, where: str, what: str) -> int:

@@ -137,8 +137,11 @@ def _depth(text: str) -> int:
 
 
 def kind(value) -> str:
-    """What a parsed JSON value is, in words ("an object", "a string", ...)."""
+    """What a parsed JSON value is, in words ("an object", "a string", ...); a ``NonFinite``
+    marker is its text ("NaN", "an integer of 5000 digits": the messages said "NonFinite")."""
     if isinstance(value, dict):
         return "an object"
+    if isinstance(value, NonFinite):
+        return value.text
     return {bool: "a boolean", str: "a string", int: "a number", float: "a number",
             list: "a list", type(None): "null"}.get(type(value), type(value).__name__)

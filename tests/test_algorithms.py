@@ -232,7 +232,7 @@ def test_exact_minimizers_reuse_each_point_to_the_same_bits(inst, monkeypatch):
     # The exact minimizers compute the margins, sigmoids, value, gradient and Hessian at a
     # point once (a FedProx minimizer once across its prox solves and envelope): the same
     # minimizers to the bit as with all of them recomputed at every call, with fewer sigmoids.
-    from montecarlo.experiments import objectives
+    from montecarlo.experiments.objectives import losses as objectives, minimizers
 
     count = {"expit": 0}
 
@@ -248,7 +248,7 @@ def test_exact_minimizers_reuse_each_point_to_the_same_bits(inst, monkeypatch):
     runs = {}
     for how in ("reused", "recomputed"):
         if how == "recomputed":
-            monkeypatch.setattr(objectives, "_derivatives", recomputed)
+            monkeypatch.setattr(minimizers, "_derivatives", recomputed)
         count["expit"] = 0
         runs[how] = [minimize(inst.train, objective, 0.5)
                      for objective in ("global", "local", "fedprox")], count["expit"]

@@ -11,8 +11,8 @@ from scipy.special import expit
 
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import (ClientLosses, minimize, objective_value, prox,
-                                               separable)
+from montecarlo.experiments.objectives import ClientLosses, minimize, objective_value, prox
+from montecarlo.experiments.separability import separable
 from montecarlo.experiments.algorithms import Trajectory
 from riskcalc.errors import SolverError
 
@@ -211,7 +211,7 @@ def test_separability_certificate():
 
 
 def test_separability_bounds_agree_with_the_linear_program():
-    """``separable`` answers without its linear program where ``objectives._bounds`` places
+    """``separable`` answers without its linear program where ``separability._bounds`` places
     the optimum 1000 times below or above the threshold 1e-6 n: on 100 data sets (random labels,
     separable ones, logistic ones, mirrored pooled ones and separable ones plus a point with
     both labels; n / d from 0.3 to 10, scales 1e-3 to 1e3) the answer is the program's, and

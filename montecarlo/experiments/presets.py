@@ -132,6 +132,11 @@ def parse_value(text: str):
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except ValueError:
+        # An integer past Python's 4300 digits: its message advised sys.set_int_max_str_digits
+        # (fuzz40 fuzz F10).
+        raise ValueError("holds an integer of more than 4300 digits, beyond every number a "
+                         "setting takes") from None
     if text.count(":") == 2:
         try:
             a, b, k = text.split(":")

@@ -47,7 +47,10 @@ def _choice(name, value, options):
 def _others(name, values, low_open):
     if values is None:
         return None
-    arr = np.atleast_1d(as_array(name, values, low=0.0, low_open=low_open)).ravel()
+    arr = np.atleast_1d(as_array(name, values, low=0.0, low_open=low_open))
+    if arr.ndim > 1:        # was flattened: [[2, 3]] read as two clients' values
+        raise ValueError(f"{name} must be a flat list (one value a client), got an array of "
+                         f"shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must list at least one value")
     return tuple(float(v) for v in arr)
@@ -117,7 +120,11 @@ class Setting:
         object.__setattr__(self, "rs", _others("rs", self.rs, False))
         object.__setattr__(self, "sigmas", _others("sigmas", self.sigmas, False))
         if self.spectra is not None:
-            spectra = tuple(str(x) for x in np.atleast_1d(self.spectra).ravel())
+            spectra = np.atleast_1d(self.spectra)
+            if spectra.ndim > 1:
+                raise ValueError(f"spectra must be a flat list (one SPEC a client), got an "
+                                 f"array of shape {spectra.shape}")
+            spectra = tuple(str(x) for x in spectra)
             if not spectra:
                 raise ValueError("spectra must list at least one SPEC")
             object.__setattr__(self, "spectra", spectra)

@@ -81,7 +81,10 @@ def load_cache(path, command: str | None = None) -> dict:
             except UnicodeDecodeError:
                 raise ValueError(f"cache {path}: line {number} is binary data, not a fedrisk "
                                  "cache line; give another file or delete this one") from None
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
+                # Not JSON, or JSON no cache writes: nested past the recursion limit (a
+                # RecursionError traceback) or an integer past 4300 digits (an error naming
+                # neither file nor line; fuzz40 fuzz F8). Its task reruns.
                 rec = None
             if number == 1:
                 _check_header(path, rec, command)
@@ -111,8 +114,7 @@ def cached_count(cache, command: str | None, tasks, valid=None) -> int:
     ``cache`` file already holds with a ``valid`` result (``run_tasks``), nothing run: the
     time limits estimate only the others (a resumed run was refused for the work it would not
     do)."""
-    _check_paths(cache, None, 1)
-    done = load_cache(cache, command)
+    done = load_cache(_check_paths(cache, None, 1), command)
     return sum(key in done and (valid is None or valid(task, done[key]))
                for task, key in ((task, task_key(task)) for task in tasks)) if done else 0
 
@@ -192,7 +194,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         traceback, or NaN rows, where it was read). Default: any result is taken.
     """
     n_jobs = positive_int("jobs", n_jobs)
-    _check_paths(cache, scheduler, n_jobs)
+    cache = _check_paths(cache, scheduler, n_jobs)
     n_jobs = min(n_jobs, cores())
     progress = flag("progress", progress)     # progress="no" drew the bar
     tasks = list(tasks)
@@ -230,17 +232,20 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     return [done[k] for k in keys]
 
 
-def _check_paths(cache, scheduler, n_jobs) -> None:
-    """ValueError for a ``cache`` not a file path (cache=3 wrote to file descriptor 3), a
+def _check_paths(cache, scheduler, n_jobs):
+    """``cache`` as a Path (``~`` the home folder: ``riskcalc._validate.path``), or None; or
+    ValueError for a ``cache`` not a file path (cache=3 wrote to file descriptor 3), a
     ``scheduler`` not an address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``)."""
-    if cache is not None and os.path.isdir(path("cache", cache)):
-        raise ValueError(f"cache {os.fsdecode(cache)}: is a folder, expected a file path")
+    cache = None if cache is None else path("cache", cache)
+    if cache is not None and os.path.isdir(cache):
+        raise ValueError(f"cache {cache}: is a folder, expected a file path")
     if scheduler is not None and not isinstance(scheduler, str):
         raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "
                          f"or 'local', got {scheduler!r}")
     if scheduler is not None and n_jobs != 1:
         raise ValueError(f"n_jobs = {n_jobs} does not apply with a scheduler (the cluster's "
                          "workers run the tasks): leave it 1")
+    return cache
 
 
 def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,

@@ -100,6 +100,8 @@ def read_federation(args):
         if args.d is not None:
             raise ValueError("--d applies to --federation and --clients-file (the data give d)")
         est = estimate.estimate_file(args.data, max_seconds=guards.max_seconds(args))
+        if est.centring_note():
+            warnings.warn(f"--data {args.data}: {est.centring_note()}", stacklevel=2)
         if args.spectrum:
             # as_spectrum: a file: or powerlaw:P,D SPEC must list the data's d eigenvalues (a
             # file of 4 beside data of d = 40 was taken, silently).

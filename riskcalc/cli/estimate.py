@@ -68,6 +68,8 @@ def run(args) -> int:
                   + (", ..." if rest else "")
                   + f"): no standard error for {k} itself there (the delta method needs "
                   f"{k}^2 well away from 0)")
+    if est.centring_note():
+        print(f"note: {est.centring_note()}")
     if len(out["clients"]) == 2:
         print("note: with 2 clients r_j assumes theta_0 in a direction independent of the "
               "clients' deviations (from 3 clients on, r_j comes from the pairwise distances "

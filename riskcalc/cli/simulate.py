@@ -1,4 +1,5 @@
-"""``riskcalc simulate PRESET``: run a named federated simulation preset and write a CSV.
+"""``riskcalc simulate PRESET``: run a named federated simulation preset and write a CSV (JSON
+lines for an ``--out`` name ending in ``.jsonl`` or ``.json``, either case, as ``sweep`` writes).
 
 The presets (``montecarlo.experiments.presets``) are the papers' logistic and quadratic experiments: paper
 000 Fig. 1 (FedAvg / local training / fine-tuning / FedProx against heterogeneity R), paper 004
@@ -18,6 +19,7 @@ from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
                                                 valid_rows)
 from montecarlo.runner.tasks import cached_count
+from montecarlo.sweep import write_rows
 from riskcalc._validate import positive_int, seed_integer
 from riskcalc.cli import COMMANDS
 from riskcalc.cli.shared import guards
@@ -41,7 +43,9 @@ def add_parser(subparsers) -> None:
                         "after *.rounds=3 does")
     p.add_argument("--reps", type=int, default=1, help="replicates (default 1)")
     p.add_argument("--seed", type=int, default=0, help="experiment seed >= 0 (default 0)")
-    p.add_argument("--out", metavar="CSV", help="output CSV file (required unless --list)")
+    p.add_argument("--out", metavar="PATH",
+                   help="output file (required unless --list): JSON lines for a name ending in "
+                        ".jsonl or .json (either case), CSV otherwise")
     p.add_argument("--trajectory", action="store_true",
                    help="one row per checkpoint (round / epoch) instead of the final one")
     p.add_argument("--jobs", type=int, default=1, help="local worker processes (default 1)")
@@ -118,10 +122,15 @@ def run(args) -> int:
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)
-    with atomic(args.out, newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    # JSON lines for .jsonl/.json, as sweep's rule (was: CSV under any name; fuzz40 fuzz F1).
+    jsonl = args.out.lower().endswith((".jsonl", ".json"))
+    if jsonl:
+        write_rows([{k: row.get(k) for k in COLUMNS} for row in rows], args.out, "jsonl")
+    else:
+        with atomic(args.out, newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
     column = PRESETS[args.preset].summary
     table = summarize(rows, column)
     methods = list(dict.fromkeys(m for m, _ in table))
@@ -134,7 +143,8 @@ def run(args) -> int:
         print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column):>14}" for c in cells))
     words = {_cell(c, column) for c, _ in table.values() if not math.isfinite(c)}
     for word in sorted(words):
-        print(f"{word}: {NOT_FINITE[word]} ({CSV[word]} in the CSV)")
+        print(f"{word}: {NOT_FINITE[word]} (" + ("null in the JSON lines" if jsonl
+                                                 else f"{CSV[word]} in the CSV") + ")")
     sys.stdout.flush()
     return 0
 

@@ -65,6 +65,7 @@ import os
 import numpy as np
 
 from riskcalc._validate import as_array
+from riskcalc.estimate.centring import mean_test
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
                                     check_repeated_rows, check_variation, rank_deficient)
 from riskcalc.estimate.files import load
@@ -158,7 +159,8 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
             raise ValueError(f"the least-squares route needs every client's design of rank d "
                              f"= {d}; client {ids[bad[0]]} has rank {bad[1]} (a feature "
                              "constant within that client?); use route moments")
-    full = _point(xty.sum(1), yy.sum(1), size.sum(1), traces(None), d)
+    pooled = traces(None)
+    full = _point(xty.sum(1), yy.sum(1), size.sum(1), pooled, d)
     jack = [_point(xty.sum(1) - xty[:, g], yy.sum(1) - yy[:, g], size.sum(1) - size[:, g],
                    traces(g), d) for g in range(groups)]
     dev = np.array([_flat(jk) for jk in jack])
@@ -186,7 +188,8 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     geo_idx = np.r_[m:2 * m, 3 * m]                            # r2 and centre_norm2
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
-    return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov)
+    return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov,
+                    mean_test=mean_test(X, y, inverse, n, pooled[1]))
 
 
 def _check_max_seconds(max_seconds):

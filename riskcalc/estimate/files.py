@@ -163,7 +163,10 @@ def _load_csv(path):
     check_memory(f"--data {path}: ", max(1, os.path.getsize(path) // (2 * len(header))),
                  len(header) - 2, "the file may hold up to")
     try:
-        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8")
+        # Quoted fields ("0","1.5", as spreadsheets may write every field) are numbers too:
+        # the quoted header was read, the quoted numbers refused (fuzz40 fuzz F12).
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8",
+                           quotechar='"')
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     except ValueError as exc:
@@ -195,7 +198,7 @@ def _bad_line(path, header):
             text = line.split("#", 1)[0].strip()     # loadtxt's comments and blank lines
             if not text:
                 continue
-            cells = text.split(",")
+            cells = next(csv.reader([text]))     # as loadtxt splits it, quotes read
             if len(cells) != len(header):
                 return (f"line {line_no} has {len(cells)} fields, the header "
                         f"{len(header)}")

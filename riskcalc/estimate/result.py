@@ -11,6 +11,7 @@ import numpy as np
 
 from riskcalc import _frames
 from riskcalc._validate import as_array
+from riskcalc.estimate import centring
 from riskcalc.spectrum import Spectrum
 
 #: The estimates with a joint covariance (``Estimate.cov``), in its order.
@@ -38,6 +39,10 @@ class Estimate:
         Joint covariance of the estimates of ``FLAT`` in that order (sigma2, r2, rho2: M each;
         centre_norm2; moments: 3); ``se`` is the root of its diagonal (and of the jackknife
         variance of ``spread``).
+    mean_test : dict, optional
+        Whether the data are mean zero, as the model has them
+        (``riskcalc.estimate.centring.mean_test``: ``features_p``, ``features_ratio``,
+        ``y_p``); ``centring_note`` says when they are not.
     """
 
     d: int
@@ -47,6 +52,7 @@ class Estimate:
     se: dict
     route: str = "moments"
     cov: np.ndarray | None = None
+    mean_test: dict | None = None
     # Arrays by value (riskcalc._frames.equal): the generated __eq__ raised "The truth value
     # of an array with more than one element is ambiguous".
     __eq__ = _frames.equal
@@ -121,6 +127,11 @@ class Estimate:
                         f"{self.spec()} (advise --data without --spectrum uses it)")
         return None
 
+    def centring_note(self) -> str | None:
+        """A note when the data are not mean zero (``mean_test``), else None: the model has
+        mean-zero features and no intercept (``riskcalc.estimate.centring``)."""
+        return centring.note(self.mean_test)
+
     def spec(self) -> str:
         """The estimated covariance as a SPEC: ``two-point:A,B,W`` (``spectrum``), or
         ``scaled:C`` for Sigma = C I with C = m1 when the spread is not resolved."""
@@ -158,7 +169,7 @@ class Estimate:
                                           "atoms": None if sp is None else sp.atoms.tolist(),
                                           "weights": None if sp is None
                                           else sp.weights.tolist()},
-                             "squares": squares},
+                             "squares": squares, "mean_test": self.mean_test},
                 "federation": [{"gamma": float(self.d / c["n"]),
                                 **{k: c[k] for k in ("r", "sigma", "rho", "spectrum")}}
                                for c in clients]}

@@ -47,8 +47,8 @@ from riskcalc._files import user_path
 from riskcalc._validate import RANGES, flag
 from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
                                              check_se, check_spec)
+from riskcalc.json_strict import NonFinite, load
 from riskcalc.json_strict import kind as _kind
-from riskcalc.json_strict import load
 from riskcalc.spectrum import MAX_EIGENVALUES, spec_uses_d
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "default_spectrum_used", "from_object",
@@ -101,8 +101,10 @@ class FederationFile:
         return len(self.clients)
 
     def label(self, j: int) -> str:
-        """``client J`` or ``client J ('NAME')``, as messages name a client."""
-        name = self.clients[j].get("name")
+        """``client J`` or ``client J ('NAME')``, as messages name a client (one that is no
+        object, ``"clients": [[{...}]]``, has no name: it was an AttributeError)."""
+        c = self.clients[j]
+        name = c.get("name") if isinstance(c, dict) else None
         return f"client {j}" + (f" ({name!r})" if isinstance(name, str) else "")
 
     def error(self, j: int | None, text: str) -> ValueError:
@@ -280,7 +282,8 @@ def _object(data, path, where):
     version = data[FORMAT_KEY]
     if type(version) is not int:
         raise ValueError(f"{where}: \"{FORMAT_KEY}\" must be the integer {VERSION}, got "
-                         f"{version!r} ({_kind(version)})")
+                         + (f"{version!r}" if isinstance(version, NonFinite)
+                            else f"{version!r} ({_kind(version)})"))
     if version != VERSION:
         raise ValueError(f"{where}: format version {version} is not supported (this fedrisk "
                          f"reads version {VERSION})")

@@ -117,7 +117,8 @@ def print_intervals(result, intervals, per_client: bool) -> None:
           f"{iv.draws} draws, seed {iv.seed})"
           + (f"; below {enough} draws an end is the extreme draw itself" if iv.draws < enough
              else "") + ":")
-    print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean risk':>22}{'worst risk':>22}"
+    # A space before each interval: two of 22 characters ([1.069e-32, 5.738e-17]) ran together.
+    print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean risk':>25}{'worst risk':>25}"
           + ("  per-client risks" if per_client else ""))
     for k, c in enumerate(result.candidates, 1):
         key = (c.method, c.weights)
@@ -127,8 +128,8 @@ def print_intervals(result, intervals, per_client: bool) -> None:
         cells = ("  " + " ".join(_pair(q) for q in iv.risks[key])) if per_client else ""
         missing = iv.draws - iv.evaluated[key]
         tail = f"  ({missing} draw(s) left it out)" if missing else ""
-        print(f"{k:>4}  {c.method:<12}{c.weights:<9}{_pair(iv.mean[key]):>22}"
-              f"{_pair(iv.worst[key]):>22}{cells}{tail}")
+        print(f"{k:>4}  {c.method:<12}{c.weights:<9} {_pair(iv.mean[key]):>24}"
+              f" {_pair(iv.worst[key]):>24}{cells}{tail}")
     point = f"{iv.point[0]} ({iv.point[1]} weights)" if iv.point[1] != "none" \
         else f"{iv.point[0]} (no global model)"
     others = [f"{share / iv.draws:.0%} {m} ({w})" for (m, w), share in
