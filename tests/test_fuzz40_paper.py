@@ -1,5 +1,10 @@
 """Issue 32, fuzz40 (paper): what this fuzz found, each test failing before."""
 
+import numpy as np
+
+import paper_checks
+from paper_checks.core import Config
+from riskcalc import minimax
 from tests.helpers import run_cli
 
 
@@ -9,3 +14,29 @@ def test_a_huge_jobs_is_capped_in_a_short_note(capsys):
     assert code == 0
     note = err.splitlines()[0]
     assert note.startswith("note: --jobs 1e+100 capped at the") and len(note) < 80
+
+
+def _fig2_rounds(cfg, seed):
+    # the quick run's round counts (paper_checks.p001._rounds, 8 runs of 1200 iterations)
+    return 1e-2, np.array([1e-2, 1e-1, 10.0, 100.0]), {
+        "apgd1": np.array([6.0, 15.0, 212.0, 788.0]), "apgd2": np.array([79.0, 65.0, 44.0, 44.0])}
+
+
+def test_fig2_rejects_apgd2_without_its_root(monkeypatch):
+    """F2 (rejection audit): ``001.fig2.apgd1-vs-apgd2`` checked APGD2's rounds only against
+    the budget sqrt(L/mu) log 1/eps from ``minimax.apgd_complexity``, an upper bound: the wrong
+    order L/mu log 1/eps (the root dropped) is a larger budget and held too. APGD2's exponent
+    in 1/mu is now measured over one decade of mu against the formula's."""
+    from paper_checks import p001
+
+    claim = paper_checks.CLAIMS["001.fig2.apgd1-vs-apgd2"]
+    monkeypatch.setattr(p001, "_rounds", _fig2_rounds)
+    assert claim.check(Config(True), claim.seed).verdict == "holds"
+    right = minimax.apgd_complexity
+
+    def no_root(L, mu, lam, eps):
+        out = dict(right(L, mu, lam, eps))
+        out["apgd2"] = out["apgd2"] * np.sqrt(L / mu)
+        return out
+    monkeypatch.setattr(minimax, "apgd_complexity", no_root)
+    assert claim.check(Config(True), claim.seed).verdict == "fails"
