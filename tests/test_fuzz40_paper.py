@@ -40,3 +40,14 @@ def test_fig2_rejects_apgd2_without_its_root(monkeypatch):
         return out
     monkeypatch.setattr(minimax, "apgd_complexity", no_root)
     assert claim.check(Config(True), claim.seed).verdict == "fails"
+
+
+def test_check_stopped_before_any_claim_says_so(capsys):
+    """F3: ``check --max-minutes 1e-300`` stopped before the first claim finished, then drew
+    the table of no claims: ``error: max() arg is an empty sequence``. Now the stop is the
+    error, naming the claims not run (and no "(printed above)")."""
+    code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--max-minutes", "1e-300",
+                              "--no-progress"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: stopped at the --max-minutes limit") and "max()" not in err
+    assert "0 of 1 claims checked; not run: 001.eq4.prox-sign" in err

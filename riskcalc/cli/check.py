@@ -91,18 +91,20 @@ def run(args) -> int:
     start = time.perf_counter()
     results, stopped = _run_claims(claims, quick, args)
     seconds = time.perf_counter() - start
-    if args.json:
+    # Stopped before any claim finished: nothing to print (the table of no claims was
+    # "error: max() arg is an empty sequence" at --max-minutes 1e-300; fuzz40 paper F3).
+    if results and args.json:
         print(guards.dumps(results))
-    else:
+    elif results:
         print("\n".join(render_text(results, mode="quick" if quick else "full",
                                     seconds=seconds)))
     if stopped is not None:
         done = {r["id"] for r in results}
         missing = [c.id for c in claims if c.id not in done]
         raise guards.OutOfTime(
-            f"{stopped}: {len(results)} of {len(claims)} claims checked (printed above); not "
-            f"run: {_ids(missing)}. Rerun those with --claim, or allow more time with "
-            "--max-minutes")
+            f"{stopped}: {len(results)} of {len(claims)} claims checked"
+            f"{' (printed above)' if results else ''}; not run: {_ids(missing)}. Rerun those "
+            "with --claim, or allow more time with --max-minutes")
     broken = [r["id"] for r in results if r["verdict"] == "check error"]
     if broken:
         print(f"error: {len(broken)} checks raised (a fault of fedrisk, not of the papers): "
