@@ -1,6 +1,7 @@
 """Issue 32, fuzz40 (paper): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 import paper_checks
 from paper_checks.core import Config
@@ -51,3 +52,11 @@ def test_check_stopped_before_any_claim_says_so(capsys):
     assert code == 2 and out == ""
     assert err.startswith("error: stopped at the --max-minutes limit") and "max()" not in err
     assert "0 of 1 claims checked; not run: 001.eq4.prox-sign" in err
+
+
+def test_iapgd_agd_names_mu_and_the_entry_it_refuses():
+    """F4: ``iapgd_agd_complexity`` refused lam <= mu as "got lam=[2, 1]" (neither mu nor the
+    entry; ``bounds iapgd_agd_complexity --lam 0.5,2`` the same), where the other bounds of
+    paper 001 name both, as ``_common._offending`` writes them."""
+    with pytest.raises(ValueError, match=r"got lam=1, mu=1 \(entry 1 of 2\)$"):
+        minimax.iapgd_agd_complexity(10, 1, [2, 1], 10, 0.5)

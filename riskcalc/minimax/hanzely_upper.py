@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import one_of
-from riskcalc.minimax._common import (broadcasting, counts, positive, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc.minimax._common import (_offending, broadcasting, counts, positive,
+                                      scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.hanzely import _at_least_mu, _eps
 
 
@@ -100,7 +100,10 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     big_l, u = smooth_convex("L", L, "mu", mu)
     lm = positive("lam", lam)
     if np.any(lm <= u):
-        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001), got lam={lam!r}")
+        # was "got lam=[1, 2]": neither mu nor the entry (fuzz40 paper F4)
+        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001: its factor 1 - "
+                         f"sqrt(mu/lam) is 0 at lam = mu and negative below), got "
+                         f"{_offending(lm <= u, lam=lm, mu=u)}")
     (nn,) = sizes(n=n)
     ep = positive("eps", eps)
     g0 = positive("gap0", gap0)
