@@ -60,3 +60,28 @@ def test_iapgd_agd_names_mu_and_the_entry_it_refuses():
     paper 001 name both, as ``_common._offending`` writes them."""
     with pytest.raises(ValueError, match=r"got lam=1, mu=1 \(entry 1 of 2\)$"):
         minimax.iapgd_agd_complexity(10, 1, [2, 1], 10, 0.5)
+
+
+def _no_run(*args, **kwargs):
+    raise AssertionError("the report ran: --out was not refused first")
+
+
+@pytest.mark.parametrize("target", ["seconds", "paper"])
+def test_report_never_writes_over_a_file_it_reads(target, tmp_path, monkeypatch, capsys):
+    """F5: ``python -m paper_checks.report --out PATH`` took a file the run reads: a paper's
+    text (replaced by the report after the run, as root even in the read-only papers folder)
+    or ``full_seconds.json`` (a full run rewrote it over the report). Refused before the run."""
+    import paper_checks.numbered
+    from paper_checks import report
+
+    (tmp_path / "papers").mkdir()
+    for name in paper_checks.core.PAPERS.values():
+        (tmp_path / "papers" / name).write_text("a paper\n")
+    monkeypatch.setattr(paper_checks.numbered, "papers_dir", lambda: tmp_path / "papers")
+    monkeypatch.setattr(paper_checks, "run_claims", _no_run)
+    out = (report.FULL_SECONDS if target == "seconds"
+           else tmp_path / "papers" / paper_checks.core.PAPERS["003"])
+    with pytest.raises(SystemExit) as exc:
+        report.main(["--quick", "--no-sensitivity", "--out", str(out)])
+    assert exc.value.code == 2
+    assert "is a file the report reads" in capsys.readouterr().err
