@@ -85,3 +85,15 @@ def test_report_never_writes_over_a_file_it_reads(target, tmp_path, monkeypatch,
         report.main(["--quick", "--no-sensitivity", "--out", str(out)])
     assert exc.value.code == 2
     assert "is a file the report reads" in capsys.readouterr().err
+
+
+def test_sensitivity_says_why_a_claim_asked_for_is_not_tested(capsys):
+    """F6: ``python -m paper_checks.sensitivity --claim 003.sec5.experiments`` (not checkable)
+    printed "0 claims tested" and nothing on the claim asked for; now a note names it and
+    the verdicts that are tested."""
+    from paper_checks.sensitivity import main
+
+    assert main(["--claim", "003.sec5.experiments", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "[]"
+    assert err.startswith("note: not tested: 003.sec5.experiments: a verdict other than holds")
