@@ -97,3 +97,20 @@ def test_sensitivity_says_why_a_claim_asked_for_is_not_tested(capsys):
     out, err = capsys.readouterr()
     assert out.strip() == "[]"
     assert err.startswith("note: not tested: 003.sec5.experiments: a verdict other than holds")
+
+
+def test_one_claim_is_timed_on_one_worker(monkeypatch, capsys):
+    """F7: ``check --claim ID --jobs 2 --max-minutes M`` halved the claim's estimate (one claim
+    runs in one process), so a claim estimated over the limit started and ran into it; and
+    a single claim over the limit was advised to "run fewer claims at once" and "use more
+    workers (--jobs 2)". Now one claim is timed on one worker, with advice that applies."""
+    from riskcalc.cli import check as check_cli
+
+    monkeypatch.setattr(check_cli, "_estimate",
+                        lambda claims, quick: ({c.id: 10.0 for c in claims}, 0, 10.0))
+    code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--jobs", "2",
+                              "--max-minutes", "0.1", "--no-progress"], capsys)
+    assert code == 2 and out == ""
+    assert "estimated 10 s of work on 1 worker(s), more than the 6 s allowed" in err
+    assert "a claim runs in one process, or allow more time" in err
+    assert "--jobs" not in err and "fewer claims" not in err

@@ -78,6 +78,9 @@ def run(args) -> int:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")
         return 0
     quick = not args.full
+    # One process per claim (_run_claims): --jobs 2 halved the estimate of one claim, which
+    # then started and ran past the limit (fuzz40 paper F7).
+    args.jobs = min(args.jobs, len(claims))
     seconds, unknown, typical = _estimate(claims, quick)
     guards.budget(args, len(claims), sum(seconds.values()) / max(len(claims), 1),
                   f"{len(claims)} {'quick' if quick else 'full'} claim checks",
@@ -177,16 +180,19 @@ def _advice(seconds: dict, args, quick: bool) -> str:
     from montecarlo.runner.budget import cores
 
     limit = guards.max_seconds(args)
-    slow = sorted(seconds, key=seconds.get, reverse=True)
-    kept = sum(seconds.values())
-    cut = []
-    while slow and kept / args.jobs > limit:
-        cut.append(slow.pop(0))
-        kept -= seconds[cut[-1]]
-    parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
-        if slow else ["run fewer claims at once (--paper, --claim)"]
-    if args.jobs < cores():
-        parts.append(f"use more workers (--jobs {cores()})")
+    if len(seconds) == 1:       # was: "run fewer claims at once", "use more workers"
+        parts = ["a claim runs in one process"]
+    else:
+        slow = sorted(seconds, key=seconds.get, reverse=True)
+        kept = sum(seconds.values())
+        cut = []
+        while slow and kept / args.jobs > limit:
+            cut.append(slow.pop(0))
+            kept -= seconds[cut[-1]]
+        parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
+            if slow else ["run fewer claims at once (--paper, --claim)"]
+    if args.jobs < min(cores(), len(seconds)):
+        parts.append(f"use more workers (--jobs {min(cores(), len(seconds))})")
     if not quick:
         parts.append("check the quick sizes (without --full)")
     return ", ".join(parts)
