@@ -13,11 +13,12 @@ riskcalc is given the same wrong formula, so that only the independent route (si
 mpmath) can reject it. The checks' per-process caches are emptied around each run.
 
 A mutant the check accepts is either a weakness of the check (fixed: ``001.fig2`` accepted APGD2's
-order with its root dropped, fuzz40 paper F2) or a TRUE statement that no evidence can reject:
+order with its root dropped, fuzz40 paper F2; ``001.table1.iapgd-agd-optimality`` a gradient
+lower bound with its root dropped, F8) or a TRUE statement that no evidence can reject:
 ``TRUE`` below says why (a bound loose by more than the mutant moves it, or a formula the
 check's verdict does not use). Exit status 1 if a mutant not marked so is accepted.
 
-Measured (session 40, 1 core, 27 s): 42 mutants of 19 claims, 27 rejected (one by raising),
+Measured (session 40, 1 core, 36 s): 47 mutants of 23 claims, 32 rejected (one by raising),
 15 accepted, each marked TRUE with its reason.
 """
 
@@ -32,6 +33,7 @@ import numpy as np
 import paper_checks
 import paper_checks.mp as mp
 import paper_checks.p003_common as c003
+import paper_checks.p003_sec3 as s3
 import paper_checks.p003_sec6 as s6
 import paper_checks.p003_thm12 as t12
 from paper_checks.core import Config
@@ -205,6 +207,25 @@ MUTANTS += [
     ("000.eq18-19.proportional-weights", "eq. (18) encoded with m/N -> 1/N",
      lambda: [(minimax, "dichotomy_aer_bound", lambda beta, mu, ls, R, N, m:
                beta * min(ls / (mu * N), R ** 2) + beta * ls / (mu * N))]),
+    ("001.table1.iapgd-agd-optimality", "IAPGD rounds with sqrt(L/mu) for sqrt(lam/mu)",
+     lambda: [(minimax, "iapgd_agd_complexity", _dict_key(
+         minimax.iapgd_agd_complexity, "rounds",
+         lambda v, L, mu, lam, n, eps, *a: np.ceil(v * np.sqrt(L / lam))))]),
+    ("001.table1.iapgd-agd-optimality", "gradient bound L/mu for sqrt(L/mu)",
+     lambda: [(minimax, "gradient_oracle_lower_bound", _over(
+         minimax.gradient_oracle_lower_bound, lambda v, L, mu, eps: v * np.sqrt(L / mu)))]),
+    ("001.thm43.katyusha-optimality", "IAPGD+Katyusha local sqrt(m lam/mu) for m sqrt(lam/mu)",
+     lambda: [(minimax, "iapgd_katyusha_complexity", _dict_key(
+         minimax.iapgd_katyusha_complexity, "local_order",
+         lambda v, lt, mu, lam, m, eps: np.sqrt(m * lam / mu) + np.sqrt(m * lt / mu)))]),
+    ("003.cor31.local-minnorm", "rho^2 / gamma (1 - 1/gamma swapped for 1/gamma)",
+     lambda: [(s3, "_bias_minnorm", (g := lambda p: p["signal"] ** 2 / p["gamma"]))]
+     + _consistent(g)),
+    ("003.cor31.local-ridge", "sigma^2 (m - lam m') (gamma dropped)",
+     lambda: [(s3, "_var_ridge", (g := lambda p: p["sigma"] ** 2
+                                  * (mp.mp_moment(p["gamma"], p["tuning"], 1) - p["tuning"]
+                                     * mp.mp_moment(p["gamma"], p["tuning"], 2))))]
+     + _consistent(g)),
     ("000.thm4.local-rate", "local IER bound with sqrt(n_i) (riskcalc's formula only)",
      lambda: [(minimax, "local_ier_bound", _over(
          minimax.local_ier_bound, lambda v, b, u, ls, n: v * np.sqrt(n)))]),

@@ -114,3 +114,16 @@ def test_one_claim_is_timed_on_one_worker(monkeypatch, capsys):
     assert "estimated 10 s of work on 1 worker(s), more than the 6 s allowed" in err
     assert "a claim runs in one process, or allow more time" in err
     assert "--jobs" not in err and "fewer claims" not in err
+
+
+def test_table1_iapgd_rejects_a_gradient_bound_without_its_root(monkeypatch):
+    """F8 (rejection audit): ``001.table1.iapgd-agd-optimality`` compared IAPGD+AGD's local
+    gradients with the lower bound at one L/mu only, where a bound L/mu log 1/eps (the root
+    dropped) moved every ratio by one constant and the check held. A second L/mu (1e6) now
+    makes the ratio's spread show it."""
+    claim = paper_checks.CLAIMS["001.table1.iapgd-agd-optimality"]
+    assert claim.check(Config(True), claim.seed).verdict == "holds"
+    right = minimax.gradient_oracle_lower_bound
+    monkeypatch.setattr(minimax, "gradient_oracle_lower_bound",
+                        lambda L, mu, eps: right(L, mu, eps) * np.sqrt(L / mu))
+    assert claim.check(Config(True), claim.seed).verdict == "fails"
