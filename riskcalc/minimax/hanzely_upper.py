@@ -98,6 +98,12 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     6.9e7 steps at both). Corrected: ``log(L lambda n/mu^2)``, which equals the printed one at
     ``mu = 1``; the ``O~(sqrt((L+lambda)/mu))`` conclusion stands (``paper_checks`` claim
     ``001.thm42.local-order-scale``).
+
+    The rate ``1 - sqrt(mu/lambda)`` is too fast just above ``lambda = mu``: exact-prox IAPGD
+    exceeds its bound 1.5e12-fold at ``lambda = 1.01 mu`` (439-fold at ``1.1 mu``), where
+    ``1 - sqrt(mu/(lambda + mu))`` holds (``paper_checks`` claim ``001.sec41.below-mu``).
+    ``rounds`` follows the printed rate, so it undercounts there (7 rounds to ``eps = 1e-100``
+    at ``lambda = mu (1 + 2e-16)``); the two rates agree for ``lambda >> mu``.
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
     lm = positive("lam", lam)
