@@ -163,13 +163,14 @@ STATEMENTS = [
      "the two printed forms are compared with each other and with the literature; no "
      "finite-sum worst case is run"),
     ("001", "Sec. 4.1, Table 1", "APGD1: sqrt(lam/mu) log 1/eps rounds and prox calls", "full",
-     ["001.fig2.apgd1-vs-apgd2"], ""),
+     ["001.fig2.apgd1-vs-apgd2", "001.sec41.below-mu"], ""),
     ("001", "Sec. 4.1, Table 1", "APGD2: sqrt(L/mu) log 1/eps rounds and gradients", "full",
      ["001.fig2.apgd1-vs-apgd2"], ""),
     ("001", "Sec. 4.1, eqs. 4-6", "the proximal gradient step (4) and its splittings (5), (6)",
      "partial", ["001.eq4.prox-sign"], "the updates are checked exactly on quadratics; the "
      "non-accelerated rates L/mu log 1/eps of (5) and lam/mu log 1/eps of (6) are not run"),
-    ("001", "Thm 4.2", "IAPGD's outer linear rate", "partial", ["001.thm42.outer-rate"],
+    ("001", "Thm 4.2", "IAPGD's outer linear rate", "partial",
+     ["001.thm42.outer-rate", "001.sec41.below-mu"],
      "exact local prox; the inexact AGD inner loop at T_k is not run"),
     ("001", "Thm 4.2", "IAPGD + AGD complexities", "full",
      ["001.thm42.complexities", "001.thm42.local-order-scale"], ""),

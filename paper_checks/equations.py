@@ -112,7 +112,9 @@ EQUATIONS = [
     ("000", "21", 1579, "claim", "full", ["000.prop10"], "Prop. 10, the AER"),
     ("000", "22", 1593, "claim", "full", ["000.prop10"], "Prop. 10, the IER"),
     ("000", "23", 1634, _P, "", [], "Prop. 10's proof, the basic inequality for the AER"),
-    ("000", "24", 1681, _P, "", [], "Prop. 10's proof, the basic inequality for the IER"),
+    ("000", "24", 1681, _P, "", [], "Prop. 10's proof, the basic inequality for the IER; "
+     "printed with p_s on L_s only, not on its lam/2 term: true (p_s <= 1) but too weak for "
+     "(22), and App. C.2 uses it with p_s (p_1 lam/2 ||w_hat - w_*||^2)"),
     ("000", "25", 1714, _D, "", [], "Thm 11's hypothesis on the weights (C_p)"),
     ("000", "26", 1736, _D, "", [], "Alg. 2's step sizes and inner iterations (Thm 11)"),
     ("000", "27", 1763, _D, "", [], "Alg. 2's final-stage step sizes (Thm 11)"),

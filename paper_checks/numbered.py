@@ -152,8 +152,8 @@ RESULTS = [
     ("000", "Lemma 31", 7618, "App. C (stability)", "full", ["000.lemma31.prox-estimate"], ""),
     # --- 001: Hanzely et al. -----------------------------------------------------------------
     ("001", "Table 1", 253, _MAIN, "full",
-     ["001.fig2.apgd1-vs-apgd2", "001.table1.iapgd-agd-optimality", "001.thm42.complexities"],
-     ""),
+     ["001.fig2.apgd1-vs-apgd2", "001.table1.iapgd-agd-optimality", "001.thm42.complexities",
+      "001.sec41.below-mu"], ""),
     ("001", "Table 2", 413, _MAIN, "full",
      ["001.sec32.lower-bounds", "001.sec2.summand-lower-bound", "001.table2.prox-row"],
      "the matches are measured: gradient and summand rows on worst cases, the prox row by "
@@ -162,7 +162,7 @@ RESULTS = [
     ("001", "Theorem 3.1", 503, _MAIN, "full", ["001.thm31.hypothesis"], ""),
     ("001", "Theorem 4.2", 858, _MAIN, "full",
      ["001.thm42.inexact-agd", "001.thm42.outer-rate", "001.thm42.complexities",
-      "001.thm42.local-order-scale"], ""),
+      "001.thm42.local-order-scale", "001.sec41.below-mu"], ""),
     ("001", "Theorem 4.3", 1000, _MAIN, "full",
      ["001.thm43.iapgd-katyusha", "001.thm43.katyusha-optimality"], ""),
     ("001", "Theorem 4.4", 1089, _MAIN, "partial",

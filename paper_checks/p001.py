@@ -7,7 +7,9 @@ the quadratic instances of Fig. 2; the stated optimality conditions against the 
 formulas of ``riskcalc.minimax.hanzely`` and ``hanzely_upper``; Thm 4.2's rate against
 exact-prox IAPGD (= APGD1 with Alg. 1's momentum) and its local count against the AGD schedule
 summed term by term; Thm 4.4 against the L-Katyusha derivation (sympy). IAPGD with its inexact
-inner loops (AGD, Katyusha) runs in ``paper_checks.p001_iapgd``; AL2SGD+ (Alg. 4 and Prop. E.4
+inner loops (AGD, Katyusha) runs in ``paper_checks.p001_iapgd``, which also holds the text after
+Thm 4.4 on AL2SGD+'s local optimality (moved there to keep this file under 400 lines, in the same
+catalogue order); AL2SGD+ (Alg. 4 and Prop. E.4
 are in the appendix, not in the text) is not run: what needs it is stated as not checked.
 """
 
@@ -54,14 +56,24 @@ def fig2(cfg, seed):
     spread2 = float(r["apgd2"].max() / r["apgd2"].min())
     order = bool(np.all((r["apgd1"] < r["apgd2"]) == (lams < 1.0)))
     e = stated(0.5, "exponent")                    # APGD1's stated exponent in lam
-    ok = e - 0.2 <= slope <= e + 0.25 and np.all(r["apgd2"] <= budget2) and spread2 < 4 and order
+    # APGD2's exponent in 1/mu, measured over one decade of mu against minimax's formula's:
+    # the budget alone (an upper bound) accepted L/mu for sqrt(L/mu) (fuzz40 paper F2).
+    # Measured 0.36 (quick, mu 1e-2 -> 1e-3) and 0.32 (full, 1e-3 -> 1e-4), the formula 0.5.
+    inst = quadratic_instance(m=20, d=20, L=1.0, mu=mu / 10, seed=seed)
+    tr = apgd2(inst, lam=10.0, iterations=cfg.pick(1200, 4000))
+    slow = float(rounds_to_accuracy(tr, exact_solution(tr, inst), 1e4))
+    slope2 = float(np.log10(slow / r["apgd2"][lams == 10.0][0]))
+    e2 = float(np.log10(minimax.apgd_complexity(1.0, mu / 10, 1.0, 1e-8)["apgd2"] / budget2))
+    ok = (e - 0.2 <= slope <= e + 0.25 and np.all(r["apgd2"] <= budget2) and spread2 < 4
+          and order and abs(slope2 - e2) <= 0.25)
     return judge(ok, f"quadratic m=20 d=20 L=1 mu={mu:g}, rounds to shrink ||x - x*|| 1e4-fold at "
                      "lam = " + ", ".join(f"{l:g}: APGD1 {a:.0f} / APGD2 {b:.0f}" for l, a, b in
                                          zip(lams, r["apgd1"], r["apgd2"]))
                  + f"; APGD1 exponent in lam (lam > L) {slope:.2f}; APGD2 within x{spread2:.2f} and "
-                   f"below sqrt(L/mu) log(1e8) = {budget2:.0f}",
+                   f"below sqrt(L/mu) log(1e8) = {budget2:.0f}; APGD2 exponent in 1/mu "
+                   f"{slope2:.2f} (formula {e2:.2f})",
                  {"mu": mu, "lam": lams, "rounds": r, "apgd1_slope": slope,
-                  "apgd2_budget": budget2})
+                  "apgd2_budget": budget2, "apgd2_slope_mu": slope2})
 
 
 @claim("001.thm43.katyusha-optimality", location="Thm 4.3, text after it", kind="inequality",
@@ -231,17 +243,20 @@ def table1_iapgd(cfg, seed):
     c = minimax.iapgd_agd_complexity(L, mu, lams, n, eps)
     comm = (c["rounds"] / minimax.communication_lower_bound(L, mu, lams, eps)
             * (lams / mu) ** stated(0.0, "exponent"))          # the stated match in lam
-    def local_ratio(lam, nn):
-        k = minimax.iapgd_agd_complexity(L, mu, lam, nn, eps)["rounds"]
-        return (np.array([_agd_schedule_sum(L, mu, x, nn, r) for x, r in zip(lam, k)])
-                / minimax.gradient_oracle_lower_bound(L, mu, eps)
-                / (np.log(L * lam * nn / mu) + np.log(1 / eps)))    # the allowed log factor
+    def local_ratio(lam, nn, big_l=L):
+        k = minimax.iapgd_agd_complexity(big_l, mu, lam, nn, eps)["rounds"]
+        return (np.array([_agd_schedule_sum(big_l, mu, x, nn, r) for x, r in zip(lam, k)])
+                / minimax.gradient_oracle_lower_bound(big_l, mu, eps)
+                / (np.log(big_l * lam * nn / mu) + np.log(1 / eps)))  # the allowed log factor
 
     local = local_ratio(lams, n)
     small = lams <= L
     # n = 1e40 too: at one n the log factor hardly moved, and a match without it (O(sqrt(L/mu)
-    # log 1/eps) local gradients) passed as well (fuzz38 paper F9); there it is x4 off.
-    local_n = np.concatenate([local[small], local_ratio(lams[small], 1e40)])
+    # log 1/eps) local gradients) passed as well (fuzz38 paper F9); there it is x4 off. And
+    # L = 1e6: at one L/mu a lower bound L/mu log 1/eps (the root dropped) only moved the
+    # ratio by a constant, and passed (fuzz40 paper F8); measured 2.14-2.26 there.
+    local_n = np.concatenate([local[small], local_ratio(lams[small], 1e40),
+                              local_ratio(lams[small], n, 1e6)])
     bounded = (comm[small].max() / comm[small].min() < 3
                and local_n.max() / local_n.min() < 3)
     # Without the condition the gap grows like sqrt(lam/L): the qualifier is necessary (the
@@ -252,10 +267,13 @@ def table1_iapgd(cfg, seed):
                  + "; local gradients / (sqrt(L/mu) log(1/eps) x log factor): "
                  + ", ".join(f"{x:.3g}" for x in local)
                  + " -- flat for lam <= L (at n = 1e40: "
-                 + ", ".join(f"{x:.3g}" for x in local_n[small.sum():])
+                 + ", ".join(f"{x:.3g}" for x in local_n[small.sum():2 * small.sum()])
+                 + "; at L = 1e6: "
+                 + ", ".join(f"{x:.3g}" for x in local_n[2 * small.sum():])
                  + "), growing like sqrt(lam/L) beyond",
                  {"lam": lams, "rounds_over_lower": comm, "local_over_lower": local,
-                  "local_over_lower_n1e40": local_n[small.sum():]})
+                  "local_over_lower_n1e40": local_n[small.sum():2 * small.sum()],
+                  "local_over_lower_L1e6": local_n[2 * small.sum():]})
 
 
 def _l_katyusha_counts(L_tilde, mu, lam, m, rho):
@@ -367,32 +385,3 @@ def thm44_comm(cfg, seed):
                          "which APGD2 attains with the same summand oracle, by sqrt(L~/L) (up to "
                          "sqrt(m))",
         level="loose")
-
-
-@claim("001.thm44.local-optimality", location="Thm 4.4 (text after it), Table 2",
-       kind="rate up to constants",
-       statement="AL2SGD+'s local summand-gradient complexity (m + sqrt(m (L~ + lam)/mu)) log "
-                 "1/eps is optimal (matches Sec. 3.2's m + sqrt(m L~/mu) log 1/eps up to logs) "
-                 "once lam = O(L~).",
-       mutants=('exponent',))
-def thm44_local(cfg, seed):
-    mu, eps = 1e-6, 1e-6
-    rows = []
-    for m, lt in itertools.product(cfg.pick([10, 1e4], [10, 1e3, 1e5]), [1e-3, 1.0]):
-        lams = lt * np.array([1e-3, 1.0, 1e4])
-        up = minimax.al2sgd_complexity(lt, mu, lams, m, eps)["local_order"]
-        # The seam: the lower bound's power of m (a mutant lowers it by 1/2).
-        low = minimax.summand_oracle_lower_bound(lt, mu, m, eps) / m ** stated(0.0, "exponent")
-        rows.append({"m": m, "L_tilde": lt, "ratio": up / low / np.log(1 / eps)})
-    inside = np.array([r["ratio"][:2] for r in rows])    # lam <= L~: within a log(1/eps)
-    # Beyond lam = L~ the gap is sqrt(lam/L~) where the lower bound is its sqrt(m L~/mu) term
-    # (L~/mu >= m); where m dominates, m log(1/eps) hides lam until sqrt(m lam/mu) exceeds m.
-    beyond = np.array([r["ratio"][2] / r["ratio"][1] for r in rows
-                       if r["L_tilde"] / mu >= r["m"]])
-    ok = inside.max() <= 2 and beyond.min() > 10
-    return judge(ok, f"mu=1e-6 eps=1e-6: upper / lower / log(1/eps) for lam/L~ in {{1e-3, 1}} at "
-                     f"most {inside.max():.3g} (m in [10, {rows[-1]['m']:.0e}], L~ in "
-                     f"{{1e-3, 1}}); at lam = 1e4 L~ it grows by x{beyond.min():.3g}-"
-                     f"{beyond.max():.3g} where L~/mu >= m (sqrt(lam/L~) = 100): the condition "
-                     "lam = O(L~) is needed and sufficient",
-                 {"points": rows, "growth_beyond": beyond})

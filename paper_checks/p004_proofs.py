@@ -49,6 +49,21 @@ class _Quadratic:
         return (self.A * self.c + self.lam * w) / (self.A + self.lam)
 
 
+def _draw(rng):
+    """A random instance of the proof-step checks: quadratic clients with lam in [0.2, 5], the
+    global step gamma with gamma L_g in [0.05, 1], Young's eps_g with eps_g / mu_g in
+    [0.05, 2]."""
+    q = _Quadratic(rng, lam=float(rng.uniform(0.2, 5)))
+    return q, float(rng.uniform(0.05, 1)) / q.L_g, float(rng.uniform(0.05, 2)) * q.mu_g
+
+
+def _point(rng, q):
+    """A random global model w and inexactness delta (local models w_{t,K} = w_{t,*} -
+    delta_i, one row per client)."""
+    return (q.w_tilde + rng.standard_normal(q.c.shape[1]),
+            0.3 * rng.standard_normal(q.c.shape))
+
+
 def _lemma7_steps(q, w, delta, gamma, eps_g):
     """Slacks (right side minus left) of the steps of Lemma 7's proof, eqs. (93)-(96), at the
     point ``w`` with inexactness ``delta`` (m x d), plus the identities' residuals."""
@@ -109,15 +124,11 @@ def lemma7_steps(cfg, seed):
     rng = replicate_rng(seed, 0)
     worst, tight = {}, {}
     for _ in range(cfg.pick(20, 200)):
-        q = _Quadratic(rng, lam=float(rng.uniform(0.2, 5)))
-        gamma = float(rng.uniform(0.05, 1)) / q.L_g
-        eps_g = float(rng.uniform(0.05, 2)) * q.mu_g
-        pts = [(q.w_tilde + rng.standard_normal(q.c.shape[1]),
-                0.3 * rng.standard_normal(q.c.shape))]
-        for w, delta in pts:
-            for k, v in _lemma7_steps(q, w, delta, gamma, eps_g).items():
-                # an identity's residual (key "..=") counts as a negative slack
-                worst[k] = min(worst.get(k, np.inf), -v if k.endswith("=") else v)
+        q, gamma, eps_g = _draw(rng)
+        w, delta = _point(rng, q)
+        for k, v in _lemma7_steps(q, w, delta, gamma, eps_g).items():
+            # an identity's residual (key "..=") counts as a negative slack
+            worst[k] = min(worst.get(k, np.inf), -v if k.endswith("=") else v)
         for k, (w, delta) in _tight_points(q, rng, gamma, eps_g).items():
             tight[k] = max(tight.get(k, -np.inf),
                            abs(_lemma7_steps(q, w, delta, gamma, eps_g)[k]))
@@ -185,12 +196,9 @@ def thm2_steps(cfg, seed):
     rng = replicate_rng(seed, 1)
     worst, tight = {}, {}
     for _ in range(cfg.pick(20, 200)):
-        q = _Quadratic(rng, lam=float(rng.uniform(0.2, 5)))
-        gamma = float(rng.uniform(0.05, 1)) / q.L_g
-        eps_g = float(rng.uniform(0.05, 2)) * q.mu_g
+        q, gamma, eps_g = _draw(rng)
         zeta, eps, rho = (float(x) for x in rng.uniform(0.05, 2, 3) * [1, 1, 0.45])
-        w = q.w_tilde + rng.standard_normal(q.c.shape[1])
-        delta = 0.3 * rng.standard_normal(q.c.shape)
+        w, delta = _point(rng, q)
         for k, v in _thm2_steps(q, w, delta, gamma, eps_g, zeta, eps, rho).items():
             worst[k] = min(worst.get(k, np.inf), -v if k.endswith("=") else v)
         w, delta, zeta = _thm2_tight(q, rng, gamma)
@@ -238,8 +246,7 @@ def eq123_prox_argument(cfg, seed):
     ratio_printed, worst, tight, fixed, lw = 0.0, np.inf, 0.0, 0.0, []
     for _ in range(cfg.pick(30, 300)):
         q = _Quadratic(rng, lam=float(rng.uniform(0.2, 5)))
-        w = q.w_tilde + rng.standard_normal(q.c.shape[1])
-        delta = 0.3 * rng.standard_normal(q.c.shape)
+        w, delta = _point(rng, q)
         w_star, w_loc = q.prox(w), q.prox(q.w_tilde)     # (121), (122)
         fixed = max(fixed, _joint_minimizer_gap(q))
         lhs = np.sum((w_star - delta - w_loc) ** 2, axis=1)

@@ -267,6 +267,17 @@ def main(argv=None) -> int:
         check_writable(args.out, "--out")
     except ValueError as exc:
         ap.error(str(exc))
+    # The files the run reads: --out on one of them replaced it after the run (a paper's text
+    # with the report, as root even in a read-only folder; full_seconds.json, which a full run
+    # then rewrote over the report) (fuzz40 paper F5).
+    from paper_checks.numbered import papers_dir
+    from riskcalc.cli.shared.outputs import same_file
+
+    folder = papers_dir()
+    for source in [FULL_SECONDS] + [folder / name for name in PAPERS.values() if folder]:
+        if same_file(args.out, source):
+            ap.error(f"--out {args.out} is a file the report reads ({source}): write the report "
+                     "elsewhere")
     start = time.perf_counter()
     results = run_claims(select(), quick=args.quick, n_jobs=args.jobs)
     seconds = time.perf_counter() - start

@@ -108,6 +108,13 @@ def main(argv=None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     records = sensitivity(claims, quick=not args.full, n_jobs=args.jobs)
+    # A claim asked for by --claim whose verdict is not tested left no record and no word
+    # ("0 claims tested" for --claim 003.sec5.experiments; fuzz40 paper F6).
+    untested = [c for c in args.claim or [] if c not in {r["id"] for r in records}]
+    if untested:
+        print(f"note: not tested: {', '.join(untested)}: a verdict other than "
+              f"{', '.join(TESTED)} (only a statement the evidence accepts has mutants to "
+              "reject)", file=sys.stderr)
     if args.json:
         print(json.dumps([{k: r[k] for k in ("id", "verdict", "mutant", "sensitive")}
                           for r in records]))

@@ -78,6 +78,9 @@ def run(args) -> int:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")
         return 0
     quick = not args.full
+    # One process per claim (_run_claims): --jobs 2 halved the estimate of one claim, which
+    # then started and ran past the limit (fuzz40 paper F7).
+    args.jobs = min(args.jobs, len(claims))
     seconds, unknown, typical = _estimate(claims, quick)
     guards.budget(args, len(claims), sum(seconds.values()) / max(len(claims), 1),
                   f"{len(claims)} {'quick' if quick else 'full'} claim checks",
@@ -91,18 +94,20 @@ def run(args) -> int:
     start = time.perf_counter()
     results, stopped = _run_claims(claims, quick, args)
     seconds = time.perf_counter() - start
-    if args.json:
+    # Stopped before any claim finished: nothing to print (the table of no claims was
+    # "error: max() arg is an empty sequence" at --max-minutes 1e-300; fuzz40 paper F3).
+    if results and args.json:
         print(guards.dumps(results))
-    else:
+    elif results:
         print("\n".join(render_text(results, mode="quick" if quick else "full",
                                     seconds=seconds)))
     if stopped is not None:
         done = {r["id"] for r in results}
         missing = [c.id for c in claims if c.id not in done]
         raise guards.OutOfTime(
-            f"{stopped}: {len(results)} of {len(claims)} claims checked (printed above); not "
-            f"run: {_ids(missing)}. Rerun those with --claim, or allow more time with "
-            "--max-minutes")
+            f"{stopped}: {len(results)} of {len(claims)} claims checked"
+            f"{' (printed above)' if results else ''}; not run: {_ids(missing)}. Rerun those "
+            "with --claim, or allow more time with --max-minutes")
     broken = [r["id"] for r in results if r["verdict"] == "check error"]
     if broken:
         print(f"error: {len(broken)} checks raised (a fault of fedrisk, not of the papers): "
@@ -175,16 +180,19 @@ def _advice(seconds: dict, args, quick: bool) -> str:
     from montecarlo.runner.budget import cores
 
     limit = guards.max_seconds(args)
-    slow = sorted(seconds, key=seconds.get, reverse=True)
-    kept = sum(seconds.values())
-    cut = []
-    while slow and kept / args.jobs > limit:
-        cut.append(slow.pop(0))
-        kept -= seconds[cut[-1]]
-    parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
-        if slow else ["run fewer claims at once (--paper, --claim)"]
-    if args.jobs < cores():
-        parts.append(f"use more workers (--jobs {cores()})")
+    if len(seconds) == 1:       # was: "run fewer claims at once", "use more workers"
+        parts = ["a claim runs in one process"]
+    else:
+        slow = sorted(seconds, key=seconds.get, reverse=True)
+        kept = sum(seconds.values())
+        cut = []
+        while slow and kept / args.jobs > limit:
+            cut.append(slow.pop(0))
+            kept -= seconds[cut[-1]]
+        parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
+            if slow else ["run fewer claims at once (--paper, --claim)"]
+    if args.jobs < min(cores(), len(seconds)):
+        parts.append(f"use more workers (--jobs {min(cores(), len(seconds))})")
     if not quick:
         parts.append("check the quick sizes (without --full)")
     return ", ".join(parts)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import one_of
-from riskcalc.minimax._common import (broadcasting, counts, positive, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc.minimax._common import (_offending, broadcasting, counts, positive,
+                                      scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.hanzely import _at_least_mu, _eps
 
 
@@ -32,7 +32,9 @@ def apgd_complexity(L, mu, lam, eps):
     L, mu, lam : array_like
         Smoothness, strong convexity (``L >= mu``), penalty ``lam >= mu``: (6) is proximal
         gradient descent on ``h = lam psi + mu/(2n) ||x||^2``, of condition number
-        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``.
+        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``
+        (below it the printed order is under one round: ``paper_checks`` claim
+        ``001.sec41.below-mu``, erratum-harmless).
     eps : array_like
         Relative accuracy in ``(0, 1)``.
 
@@ -96,11 +98,20 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     6.9e7 steps at both). Corrected: ``log(L lambda n/mu^2)``, which equals the printed one at
     ``mu = 1``; the ``O~(sqrt((L+lambda)/mu))`` conclusion stands (``paper_checks`` claim
     ``001.thm42.local-order-scale``).
+
+    The rate ``1 - sqrt(mu/lambda)`` is too fast just above ``lambda = mu``: exact-prox IAPGD
+    exceeds its bound 1.5e12-fold at ``lambda = 1.01 mu`` (439-fold at ``1.1 mu``), where
+    ``1 - sqrt(mu/(lambda + mu))`` holds (``paper_checks`` claim ``001.sec41.below-mu``).
+    ``rounds`` follows the printed rate, so it undercounts there (7 rounds to ``eps = 1e-100``
+    at ``lambda = mu (1 + 2e-16)``); the two rates agree for ``lambda >> mu``.
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
     lm = positive("lam", lam)
     if np.any(lm <= u):
-        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001), got lam={lam!r}")
+        # was "got lam=[1, 2]": neither mu nor the entry (fuzz40 paper F4)
+        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001: its factor 1 - "
+                         f"sqrt(mu/lam) is 0 at lam = mu and negative below), got "
+                         f"{_offending(lm <= u, lam=lm, mu=u)}")
     (nn,) = sizes(n=n)
     ep = positive("eps", eps)
     g0 = positive("gap0", gap0)

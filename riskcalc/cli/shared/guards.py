@@ -57,7 +57,9 @@ def jobs(value, option: str = "--jobs") -> int:
 
     n = cores()
     if value > n:
-        sys.stderr.write(f"note: {option} {value} capped at the {n} cores available\n")
+        # --jobs 1e100 printed all 101 digits of 10**100
+        shown = value if value < 10**15 else f"{float(value):.3g}"
+        sys.stderr.write(f"note: {option} {shown} capped at the {n} cores available\n")
         return n
     return value
 
