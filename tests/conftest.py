@@ -211,23 +211,28 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # sleeps) beside test_hardening_alpha (1.6 s). The order balances the two workers: replayed
 # with the tests' durations of session 37's full runs, the busier worker finishes within 0.5 s
 # of half the total.
+# Session 40 (each test's process CPU, the 34 files after the docs in one process, load ~11):
+# re-sorted by it, test_rounds_shift_own 9.9 s, test_rounds_shift_alg1_chain 9.6 and
+# test_rounds_sigma_kbig 8.9 first (were 3rd, 19th and 18th), test_alg1_complex 6.0 and
+# test_rounds_sigma_own_chain 5.3 up from the block's end; test_interrupt (0.2 s of CPU, its
+# children's and their waits ~36 s of wall in that run) placed by its wall time;
+# test_finite_clients_sigma 1.0 s, test_federation_file_verbs 0.6 and test_cli_json_standard
+# (one child process) down among the files of about 1 s.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
-    "test_docs.py", "test_rounds_alg1_pooled.py", "test_rounds_sigma_alg1_fold.py",
-    "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
-    "test_advise_rounds.py", "test_rounds_sigma_k.py", "test_rounds_sigma_alg1_complex.py",
-    "test_finite_clients_sigma_simulation.py", "test_finite_clients_sigma.py",
-    "test_alg1_large_step.py",
-    "test_advise_shift_gradients.py", "test_logistic_advise.py", "test_interrupt.py",
-    "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
-    "test_rounds_sigma_kbig.py", "test_rounds_shift_alg1_chain.py", "test_rounds_shift_k.py",
-    "test_rounds_sigma_alg1_routes.py", "test_rounds_sigma_personal_joint.py",
-    "test_rounds_memory.py",
-    "test_rounds_shift_alg1.py", "test_rounds_shift_kinf.py", "test_cli_fuzz.py",
-    "test_advise_weights.py", "test_cli_plugins.py", "test_montecarlo_rounds_runner.py",
-    "test_cli_json_standard.py", "test_finite_clients_sigma_engine.py",
-    "test_federation_file_verbs.py",
-    "test_alg1_complex.py",
-    "test_rounds_sigma_own_chain.py", "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py",
+    "test_docs.py", "test_rounds_shift_own.py", "test_rounds_shift_alg1_chain.py",
+    "test_rounds_sigma_kbig.py", "test_alg1_large_step.py", "test_rounds_alg1_pooled.py",
+    "test_rounds_sigma_alg1_fold.py", "test_rounds_sigma_alg1k.py", "test_logistic_advise.py",
+    "test_rounds_shift_k.py", "test_interrupt.py", "test_rounds_sigma_k.py",
+    "test_alg1_complex.py", "test_finite_clients_sigma_simulation.py",
+    "test_rounds_sigma_alg1_personalize.py", "test_advise_rounds.py",
+    "test_rounds_sigma_own_chain.py", "test_rounds_shift_alg1.py",
+    "test_rounds_sigma_personalize.py", "test_rounds_sigma_alg1_complex.py", "test_cli_fuzz.py",
+    "test_rounds_sigma_local.py", "test_rounds_memory.py", "test_rounds_shift_kinf.py",
+    "test_advise_weights.py", "test_advise_shift_gradients.py",
+    "test_rounds_sigma_alg1_routes.py", "test_sigma_chain_arc.py",
+    "test_rounds_sigma_personal_joint.py", "test_cli_plugins.py",
+    "test_finite_clients_sigma_engine.py", "test_montecarlo_rounds_runner.py",
+    "test_rounds_sigma_alg1chain.py",
     "test_extension.py", "test_advise_shift.py", "test_alg1_large_step_sigma.py",
     "test_properties_range.py", "test_rounds_alg1_personalize.py",
     "test_rounds_algorithm1_curves.py", "test_rounds_sigma_alg1_pooled.py",
@@ -246,6 +251,8 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_fuzz37_fuzzlogi.py", "test_fuzz39_spec.py", "test_fuzz39_logi.py", "test_fuzz39_lead.py",
     "test_hardening_thirteenth.py", "test_hardening_span.py", "test_rounds_near_threshold.py",
     "test_hardening_alpha.py", "test_hardening_twentyfifth.py", "test_hardening_progress.py",
+    "test_finite_clients_sigma.py", "test_federation_file_verbs.py",
+    "test_cli_json_standard.py",
     "test_hardening_twentythird.py", "test_hardening_rounds_lam.py",
     "test_hardening_rounds_rows.py",
     "test_hardening_files27.py", "test_hardening_lam27.py",
