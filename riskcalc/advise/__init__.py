@@ -206,7 +206,7 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
     Raises
     ------
     ValueError
-        One line, for no name, an empty entry, an unknown name or a pipeline given twice
+        One line, for an empty sequence, an empty entry, an unknown name or a pipeline given twice
         (also under two of its names).
     """
     among = tuple(among)
@@ -218,7 +218,10 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
     names = [n.strip() if isinstance(n, str) else n for n in names]
     also = "".join(f" ({k}: alias of {v})" for k, v in aliases.items())
     msg = f"methods must be among {', '.join(among)}{also}, each named once"
-    if not names or not all(names):
+    if not names:
+        raise ValueError(f"methods is empty: name at least one of {', '.join(among)}{also}, "
+                         "or leave methods out (None) for all of them")
+    if not all(names):
         raise ValueError(f"{msg}; got an empty name in {methods!r}")
     unknown = [n for n in names if aliases.get(n, n) not in among]
     if unknown:
