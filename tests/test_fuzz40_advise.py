@@ -81,3 +81,18 @@ def test_advise_methods_empty_says_so():
                                                  r"fedavg, .*or leave methods out") as info:
                 call(empty)
             assert "empty name" not in str(info.value)
+
+
+@pytest.mark.parametrize("methods, said", [
+    (5, "got int 5"), (b"fedavg", "got bytes b'fedavg'"), ({"fedavg": 1}, "got dict"),
+    ([None], "as strings; got None (NoneType)"), ([b"ftfa"], "as strings; got b'ftfa'")])
+def test_pipelines_reads_only_names(methods, said):
+    """F3: ``advise(fed, methods=5)`` raised TypeError ('int' object is not iterable),
+    ``methods=b"fedavg"`` refused the bytes' codes ("got 102, 101, 100, ..."), a dict was read
+    as its keys and ``[None]`` as "an empty name": each is one ValueError naming what
+    methods takes and what it got."""
+    from riskcalc.advise import pipelines
+
+    with pytest.raises(ValueError, match="methods must be among fedavg") as info:
+        pipelines(methods)
+    assert said in str(info.value)

@@ -214,10 +214,19 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
         return among
     # fedprox is pfedme's alias in every verb (the linear advice refused it).
     aliases = aliases or {k: v for k, v in METHOD_ALIASES.items() if v in among}
-    names = methods.split(",") if isinstance(methods, str) else list(methods)
-    names = [n.strip() if isinstance(n, str) else n for n in names]
     also = "".join(f" ({k}: alias of {v})" for k, v in aliases.items())
     msg = f"methods must be among {', '.join(among)}{also}, each named once"
+    try:
+        if isinstance(methods, (bytes, bytearray, dict)):
+            raise TypeError
+        names = methods.split(",") if isinstance(methods, str) else list(methods)
+    except TypeError:       # an int was a TypeError, bytes read as their codes (102, 101, ...)
+        raise ValueError(f"{msg}: None for all, a comma-separated string or a sequence of "
+                         f"names; got {type(methods).__name__} {methods!r:.60}") from None
+    odd = [n for n in names if not isinstance(n, str)]
+    if odd:
+        raise ValueError(f"{msg}, as strings; got {odd[0]!r:.60} ({type(odd[0]).__name__})")
+    names = [n.strip() for n in names]
     if not names:
         raise ValueError(f"methods is empty: name at least one of {', '.join(among)}{also}, "
                          "or leave methods out (None) for all of them")
