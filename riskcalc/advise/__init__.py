@@ -183,17 +183,19 @@ def _optimal(cands, method):
     return next((c.p for c in cands if (c.method, c.weights) == (method, "optimal")), None)
 
 
-def _rounds_args(rounds, signal):
-    """``advise``'s rounds (an integer >= 1) and signal (needed with them), validated."""
-    from riskcalc.linear.dynamics.inputs import check_work
+#: Largest ``rounds``, as ``riskcalc advise --rounds`` (``riskcalc.cli.advise.MAX_ROUNDS``: each
+#: candidate's curve solves T = 0..rounds at once, ``riskcalc.optimal_rounds``'s bound).
+MAX_ROUNDS = 3000
 
-    rounds = positive_int("rounds", rounds, minimum=1)
+
+def _rounds_args(rounds, signal):
+    """``advise``'s rounds (an integer in 1..``MAX_ROUNDS``) and signal (needed with them),
+    validated."""
+    rounds = positive_int("rounds", rounds, minimum=1, maximum=MAX_ROUNDS)
     if signal is None:
         raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
                          "needs signal = ||theta_0||")
     signal = float(parameter("signal", signal, ndim=0))    # rounds_limit's range
-    # Each candidate's curve solves T = 0..rounds at once (``riskcalc.optimal_rounds``'s bound).
-    check_work(rounds + 1, rounds, f"rounds = {rounds}", "give rounds <= 3000")
     return rounds, signal
 
 
