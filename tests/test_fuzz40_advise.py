@@ -100,11 +100,14 @@ def test_pipelines_reads_only_names(methods, said):
 
 def test_advise_rounds_range_is_the_command_lines():
     """F5: ``advise(rounds=3001)`` answered where ``riskcalc advise --rounds 3001`` is refused,
-    and ``advise(rounds=0)`` named the range 1..9007199254740992; both say 1..3000 now."""
-    from riskcalc.advise import Federation, advise
+    and ``advise(rounds=0)`` named the range 1..9007199254740992 (``estimate_seconds`` too);
+    both say 1..3000 now."""
+    from riskcalc.advise import Federation, advise, estimate_seconds
 
     fed = Federation(gamma=[0.5, 2.0], r=[1.0, 0.5], sigma=[0.5, 1.0])
     for rounds in (0, 3001):
-        with pytest.raises(ValueError, match=r"rounds must be an integer >= 1 and <= 3000, "
-                                             rf"got {rounds}$"):
-            advise(fed, methods="fedavg", rounds=rounds, signal=1.0)
+        for call in (lambda: advise(fed, methods="fedavg", rounds=rounds, signal=1.0),
+                     lambda: estimate_seconds(fed, "fedavg", rounds)):
+            with pytest.raises(ValueError, match=r"rounds must be an integer >= 1 and <= "
+                                                 rf"3000, got {rounds}$"):
+                call()

@@ -173,8 +173,10 @@ def estimate_seconds(fed, methods=None, rounds=None) -> dict:
     """Estimated CPU seconds of each pipeline of ``advise(fed, methods, rounds=rounds)``
     (``riskcalc.advise.cost``), its arguments read as ``advise`` reads them: ``methods`` None
     for every pipeline, a sequence of names or one comma-separated string (``pipelines``),
-    ``rounds`` an integer >= 1 (methods=None was a TypeError, "rtfa" a KeyError 'r')."""
-    rounds = None if rounds is None else positive_int("rounds", rounds, minimum=1)
+    ``rounds`` an integer in 1..``MAX_ROUNDS`` (methods=None was a TypeError, "rtfa" a KeyError
+    'r')."""
+    rounds = (None if rounds is None else
+              positive_int("rounds", rounds, minimum=1, maximum=MAX_ROUNDS))
     return cost.estimate_seconds(_federation(fed), pipelines(methods), rounds)
 
 
