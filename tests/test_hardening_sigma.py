@@ -201,7 +201,7 @@ def test_cli_ftfa_divergence_is_converges_false_with_null(capsys):
 @pytest.mark.parametrize("rounds, match", [
     (-1, "rounds must be an integer >= 1"), (0, "rounds must be an integer >= 1"),
     (True, "rounds must be an integer"), ("3", "rounds must be an integer"),
-    (10 ** 9, "give rounds <= 3000")])
+    (10 ** 9, "rounds must be an integer >= 1 and <= 3000")])
 def test_advise_checks_its_rounds_before_any_pipeline(rounds, match):
     """``advise(rounds=-1)`` ran every pipeline (seconds to minutes) before refusing; 10^9
     ran them and then asked rounds_limit for 10^9 rounds. Now no pipeline runs."""

@@ -173,8 +173,10 @@ def estimate_seconds(fed, methods=None, rounds=None) -> dict:
     """Estimated CPU seconds of each pipeline of ``advise(fed, methods, rounds=rounds)``
     (``riskcalc.advise.cost``), its arguments read as ``advise`` reads them: ``methods`` None
     for every pipeline, a sequence of names or one comma-separated string (``pipelines``),
-    ``rounds`` an integer >= 1 (methods=None was a TypeError, "rtfa" a KeyError 'r')."""
-    rounds = None if rounds is None else positive_int("rounds", rounds, minimum=1)
+    ``rounds`` an integer in 1..``MAX_ROUNDS`` (methods=None was a TypeError, "rtfa" a KeyError
+    'r')."""
+    rounds = (None if rounds is None else
+              positive_int("rounds", rounds, minimum=1, maximum=MAX_ROUNDS))
     return cost.estimate_seconds(_federation(fed), pipelines(methods), rounds)
 
 
@@ -183,17 +185,19 @@ def _optimal(cands, method):
     return next((c.p for c in cands if (c.method, c.weights) == (method, "optimal")), None)
 
 
-def _rounds_args(rounds, signal):
-    """``advise``'s rounds (an integer >= 1) and signal (needed with them), validated."""
-    from riskcalc.linear.dynamics.inputs import check_work
+#: Largest ``rounds``, as ``riskcalc advise --rounds`` (``riskcalc.cli.advise.MAX_ROUNDS``: each
+#: candidate's curve solves T = 0..rounds at once, ``riskcalc.optimal_rounds``'s bound).
+MAX_ROUNDS = 3000
 
-    rounds = positive_int("rounds", rounds, minimum=1)
+
+def _rounds_args(rounds, signal):
+    """``advise``'s rounds (an integer in 1..``MAX_ROUNDS``) and signal (needed with them),
+    validated."""
+    rounds = positive_int("rounds", rounds, minimum=1, maximum=MAX_ROUNDS)
     if signal is None:
         raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
                          "needs signal = ||theta_0||")
     signal = float(parameter("signal", signal, ndim=0))    # rounds_limit's range
-    # Each candidate's curve solves T = 0..rounds at once (``riskcalc.optimal_rounds``'s bound).
-    check_work(rounds + 1, rounds, f"rounds = {rounds}", "give rounds <= 3000")
     return rounds, signal
 
 
@@ -206,7 +210,7 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
     Raises
     ------
     ValueError
-        One line, for no name, an empty entry, an unknown name or a pipeline given twice
+        One line, for an empty sequence, an empty entry, an unknown name or a pipeline given twice
         (also under two of its names).
     """
     among = tuple(among)
@@ -214,11 +218,23 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
         return among
     # fedprox is pfedme's alias in every verb (the linear advice refused it).
     aliases = aliases or {k: v for k, v in METHOD_ALIASES.items() if v in among}
-    names = methods.split(",") if isinstance(methods, str) else list(methods)
-    names = [n.strip() if isinstance(n, str) else n for n in names]
     also = "".join(f" ({k}: alias of {v})" for k, v in aliases.items())
     msg = f"methods must be among {', '.join(among)}{also}, each named once"
-    if not names or not all(names):
+    try:
+        if isinstance(methods, (bytes, bytearray, dict)):
+            raise TypeError
+        names = methods.split(",") if isinstance(methods, str) else list(methods)
+    except TypeError:       # an int was a TypeError, bytes read as their codes (102, 101, ...)
+        raise ValueError(f"{msg}: None for all, a comma-separated string or a sequence of "
+                         f"names; got {type(methods).__name__} {methods!r:.60}") from None
+    odd = [n for n in names if not isinstance(n, str)]
+    if odd:
+        raise ValueError(f"{msg}, as strings; got {odd[0]!r:.60} ({type(odd[0]).__name__})")
+    names = [n.strip() for n in names]
+    if not names:
+        raise ValueError(f"methods is empty: name at least one of {', '.join(among)}{also}, "
+                         "or leave methods out (None) for all of them")
+    if not all(names):
         raise ValueError(f"{msg}; got an empty name in {methods!r}")
     unknown = [n for n in names if aliases.get(n, n) not in among]
     if unknown:

@@ -22,7 +22,20 @@ measured time), times ``SAFETY``:
   15.3 and 0.99 / 2.4 / 7.4 / 22.4 s), MAML-FL's M^2 term kept for 10,000 clients (not
   measured again: the code before took 62.5 and 83 s there; estimated now 98 and 84 s,
   MAML-FL's kept above the 89 s of the code before session 38, as
-  ``tests/test_fuzz38_advise.py`` pins).
+  ``tests/test_fuzz38_advise.py`` pins). Refitted after the exact gradient's real pass
+  (``finite_clients.gradient._own_jet``; 2026-11-30, one thread, load 8-11, each pipeline's
+  CPU inside one run, the same law): MAML-FL 0.27 / 0.37 / 0.83 / 2.31 s and pFedMe 0.41 /
+  0.93 / 1.90 / 8.04 s at 100 / 300 / 1000 / 3000 clients (were estimated 0.53 / 1.2 / 3.9
+  / 15.3 and 0.99 / 2.4 / 7.4 / 22.4 s, up to 6.6x; now 0.33 / 0.47 / 1.5 / 9.1 and 0.65 /
+  1.27 / 4.0 / 16.6 s), MAML-FL's M^2 term kept for its 10,000 clients (estimated 89.5 s,
+  above the 89 s that test pins, and 0.29 s at 3 clients, below its 0.3 s). The tuning's
+  searches (``tune.shared_tuning``: the 9-point grid then Brent's) evaluate 38-40 limits for
+  MAML-FL and 34-36 for pFedMe over the two searched weightings at 100-3000 clients, 34-38
+  under covariate shift or a spectrum at 10-100 clients (were ~52 before Brent's):
+  ``TUNING_EVALS``. Estimated / measured with them (2026-11-30, load ~10): under shift
+  MAML-FL 1.09 / 0.74, 2.26 / 1.51, 5.98 / 2.63 s and pFedMe 1.24 / 0.68, 1.92 / 0.97, 4.24 /
+  0.96 s at 10 / 30 / 100 clients; with two-point:1,4,0.5 at 10 clients 2.51 / 1.97 and
+  7.94 / 0.96 s.
 * A covariance spectrum (finite-difference optimal weights; under covariate shift until
   2026-11-27): the number
   of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
@@ -124,8 +137,8 @@ from riskcalc.advise.weights import FD_MAXITER
 SAFETY = 1.5
 #: Sigma = I: seconds of the whole pipeline, (a, b, c) for a + b M + c M^2.
 IDENTITY = {"fedavg": (0.02, 1.1e-4, 0.0), "ftfa": (0.02, 1.1e-4, 0.0),
-            "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.15, 2e-3, 4.5e-7),
-            "pfedme": (0.2, 4.6e-3, 1e-7), "ftfa_steps": (0.02, 1.5e-3, 0.0),
+            "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.19, 2.5e-4, 5.7e-7),
+            "pfedme": (0.25, 1.8e-3, 6e-7), "ftfa_steps": (0.02, 1.5e-3, 0.0),
             "local_ridge": (3e-3, 1e-6, 0.0)}
 #: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
 #: MAML-FL's and pFedMe's limits take ``NEAR_POOLED[1]`` seconds per evaluation, for the
@@ -179,7 +192,7 @@ PREDICT_EVAL = {
                  "pfedme": (0.05, 1e-2, 0.0)},
 }
 #: Evaluations of the tuning searches (three weightings: two searched, one optimized).
-TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 52, "pfedme": 52}
+TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 40, "pfedme": 36}
 #: Fine-tuning steps with a spectrum: seconds per client, atom and weighting (pencils).
 STEPS_GENERAL = 0.05
 

@@ -49,7 +49,7 @@ _PEAK_MAX = (1 << 10) - 1
 _ROUND = 2 * np.finfo(float).eps
 
 
-def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
+def mp_expect(gamma, fun, *args, strict: bool = True, peak=None, decide=None):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
     Gauss-Chebyshev quadrature (module docstring): the s route with C = F(0) (0 where F(0) is
@@ -71,7 +71,8 @@ def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
         Ratios > 0.
     fun : callable
         ``fun(s, *args)``: s (K', n) -> tuple of (K', n) arrays (several integrands at once),
-        analytic on a neighbourhood of [0, b]; K' = K without ``args``.
+        or one new (integrands, K', n) array (used in place: no copy), analytic on a
+        neighbourhood of [0, b]; K' = K without ``args``.
     *args : ndarray (K, ...)
         Per-row parameters of ``fun``, handed to it for the rows still being refined.
     strict : bool
@@ -84,6 +85,10 @@ def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
         (p phi(s) + t)^-1 at s = 1/alpha: height 1/t, width ~ sqrt(t)). Rows that neither
         Chebyshev route resolves and that hold it inside their spectrum are integrated by
         ``_graded`` instead: split there, tanh-sinh nodes graded toward both ends.
+    decide : int, optional
+        Only ``fun``'s first ``decide`` integrands decide the route, the convergence and the
+        rounding check (default: all); the others are integrated by the rules these stop
+        at (derivatives of the first ones: as accurate as a complex step through them).
 
     Returns
     -------
@@ -107,17 +112,18 @@ def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
     # With the peak in a row's spectrum, the Chebyshev rules stop at _PEAK_MAX nodes (a peak
     # they resolve there costs no more; beyond, ``_graded`` takes fewer nodes).
     most = _QUAD_MAX if peak is None or not _holds(law, peak).any() else _PEAK_MAX
-    failed, sqroot = _refine(law, fun, args, every, None, out, most)
+    dec = slice(0, decide)
+    failed, sqroot = _refine(law, fun, args, every, None, out, most, dec)
     if not failed.size:
         return out
     # The sqrt route (no subtraction) for the rows the first pass could not resolve.
     retry = failed[(c[failed, 0] < 1) & ~sqroot[failed]]
     if retry.size:
         sqroot[retry] = True
-        again = _refine(law, fun, args, retry if args else every, sqroot, out, most)[0]
+        again = _refine(law, fun, args, retry if args else every, sqroot, out, most, dec)[0]
         failed = np.union1d(np.setdiff1d(failed, retry), again)
     if failed.size and peak is not None:
-        failed = _graded(law, fun, args, failed, float(peak), out)
+        failed = _graded(law, fun, args, failed, float(peak), out, dec)
     if failed.size and strict and peak is not None and _holds(law, peak)[failed].any():
         raise SolverError(f"Marchenko-Pastur quadrature: the integrands' peak at s = {peak:.6g} "
                           "inside the spectrum is too narrow for double precision (rounding "
@@ -131,10 +137,11 @@ def mp_expect(gamma, fun, *args, strict: bool = True, peak=None):
     return out
 
 
-def _refine(law, fun, args, todo, sqroot, out, most):
+def _refine(law, fun, args, todo, sqroot, out, most, dec):
     """``mp_expect``'s doubling rules for the rows ``todo`` (all of them without ``args``),
     each on the s route or, where ``sqroot``, the sqrt route (None: the sqrt route where the
-    first rule's terms cancel beyond double precision, gamma != 1), up to ``most`` nodes.
+    first rule's terms cancel beyond double precision, gamma != 1), up to ``most`` nodes;
+    the integrands ``dec`` (a slice) decide.
     Writes the accepted rows
     into ``out``; returns the rows that did not converge or lost to rounding, and ``sqroot``."""
     if not todo.size:
@@ -172,15 +179,17 @@ def _refine(law, fun, args, todo, sqroot, out, most):
         # and G formed in place (one array of them per rule, not three).
         wd = w / d
         F = fun(scale[rows] * s, *sub)
-        G = np.array(F, dtype=np.result_type(C, *F))
+        kind = np.result_type(C, *((F,) if isinstance(F, np.ndarray) else F))
+        G = F if isinstance(F, np.ndarray) and F.dtype == kind else np.array(F, dtype=kind)
         G -= C[..., None]
         terms = np.einsum("ikn,kn->ik", G, wd)
         acc = terms if acc is None else 0.5 * acc + terms
         parts.append((None if isinstance(rows, slice) else left, G, wd))
         vals = atom[:, rows] + (C + acc * norm) / scale[rows, 0]
-        tol = _QUAD_TOL * (1 + np.abs(vals))
+        tol = _QUAD_TOL * (1 + np.abs(vals[dec]))
         if size0 is None:
-            size0 = _ROUND * _size(np.einsum("ikn,kn->ik", np.abs(G), wd), C, atom, scale, norm)
+            size0 = _ROUND * _size(np.einsum("ikn,kn->ik", np.abs(G[dec]), wd), C[dec],
+                                   atom[dec], scale, norm)
         if on is None:
             on = np.any(size0 > tol / 16, axis=0) & (rc[:, 0] < 1)
             sqroot = np.zeros(law[0].shape[0], bool)
@@ -190,7 +199,7 @@ def _refine(law, fun, args, todo, sqroot, out, most):
                 size0, acc, parts = None, None, []
                 continue            # the first rule again, on the sqrt route for those rows
         if prev is not None:
-            done = np.all(np.abs(vals - prev) <= tol, axis=0)
+            done = np.all(np.abs(vals[dec] - prev[dec]) <= tol, axis=0)
             if not args and not done.all():
                 done[:] = False
             if done.all() and isinstance(rows, slice) and not np.any(64 * size0 > tol):
@@ -202,8 +211,9 @@ def _refine(law, fun, args, todo, sqroot, out, most):
                 lost = np.any(64 * size0[:, here] > tol[:, done], axis=0)
                 if lost.any():
                     ex = np.flatnonzero(done)[lost]
-                    lost[lost] = np.any(_ROUND * _size(_abs_sum(parts, left[ex]), C[:, ex],
-                                                       atom[:, left[ex]], scale[left[ex]], norm)
+                    lost[lost] = np.any(_ROUND * _size(_abs_sum(parts, left[ex], dec),
+                                                       C[dec, ex], atom[dec, left[ex]],
+                                                       scale[left[ex]], norm)
                                         > tol[:, ex], axis=0)
                 out[:, todo[here]] = vals[:, done]
                 failed.append(todo[here[lost]])
@@ -222,14 +232,14 @@ def _size(abs_sum, C, atom, scale, norm):
     return np.abs(atom) + (np.abs(C) + abs_sum * norm) / scale[:, 0]
 
 
-def _abs_sum(parts, at):
+def _abs_sum(parts, at, dec=slice(None)):
     """The sum over the last rule's nodes of w abs(G) / d for the rows ``at`` (positions in
-    todo) from ``_refine``'s parts (each rule's new nodes; a node's weight halves at each
-    later rule)."""
+    todo) and the integrands ``dec`` from ``_refine``'s parts (each rule's new nodes; a
+    node's weight halves at each later rule)."""
     total = 0.0
     for rows, G, wd in parts:
         k = at if rows is None else np.searchsorted(rows, at)
-        total = 0.5 * total + np.einsum("ikn,kn->ik", np.abs(G[:, k]), wd[k])
+        total = 0.5 * total + np.einsum("ikn,kn->ik", np.abs(G[dec, k]), wd[k])
     return total
 
 
@@ -255,7 +265,7 @@ _PEAK_ROUND = 1e-8
 _DE_TAU, _DE_HMIN = 4.5, 2.0 ** -9
 
 
-def _graded(law, fun, args, failed, peak, out):
+def _graded(law, fun, args, failed, peak, out, dec):
     """``mp_expect``'s rows ``failed`` whose spectrum holds ``peak``, by tanh-sinh quadrature
     of tau(F) = int F dmu on the two segments x in [-1, x_p] and [x_p, 1] (x_p: the peak):
     dmu = (2 / pi) sqrt(1 - x^2) / s dx (module docstring) without subtraction, each node's
@@ -263,9 +273,9 @@ def _graded(law, fun, args, failed, peak, out):
     nodes where Chebyshev's cost ~ 1 / w (MAML-FL near a zero of phi inside a client's
     spectrum, t ~ 1e-9: ~ 1e6 nodes). Steps h halve (each rule's new nodes, odd multiples of
     h, evaluated once) until two rules agree to 1e-12 (1 + abs(value)) plus a bound on the
-    rounding (each node's argument's, eps s over its distance to the peak); rows whose bound
-    passes ``_PEAK_ROUND`` fail. Writes the accepted rows into ``out`` and returns the rows
-    left failed."""
+    rounding (each node's argument's, eps s over its distance to the peak), both on the
+    integrands ``dec``; rows whose bound passes ``_PEAK_ROUND`` fail. Writes the accepted
+    rows into ``out`` and returns the rows left failed."""
     rc, scale, _, atom = law
     half = 2.0 * rc[:, 0]
     inside, xp = _holds(law, peak), _peak_x(law, peak)
@@ -310,8 +320,8 @@ def _graded(law, fun, args, failed, peak, out):
         keep = np.isin(todo, failed)
         lost = 4 * _ROUND * lost
         if prev is not None and np.all((np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals))
-                                        + lost)[:, keep]):
-            ok = keep & np.all(lost <= _PEAK_ROUND * (1 + np.abs(vals)), axis=0)
+                                        + lost)[dec][:, keep]):
+            ok = keep & np.all((lost <= _PEAK_ROUND * (1 + np.abs(vals)))[dec], axis=0)
             out[:, todo[ok]] = vals[:, ok]
             return todo[keep & ~ok]
         prev, h = vals, h / 2
