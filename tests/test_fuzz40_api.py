@@ -1,0 +1,26 @@
+"""Issue 32, fuzz40 (api): what this fuzz found, each test failing before."""
+
+import numpy as np
+
+import riskcalc
+
+INFINITE = "min-norm variance is infinite"
+
+
+def test_no_noise_at_the_interpolation_threshold_is_not_noted_infinite():
+    """F1: ``limit('local', gamma=1, sigma=0, rho=1)`` (and rtfa at lam 0) answered variance 0
+    (right: no noise) with the note "... where the min-norm variance is infinite"; the note now
+    says the variance is 0 with no noise, and the infinite one is kept for the points with
+    sigma > 0 only."""
+    for method, kw in (("local", dict(rho=1.0)), ("rtfa", dict(r=1.0, lam=0.0)),
+                       ("ftfa", dict(r=1.0))):
+        res = riskcalc.limit(method, gamma=1.0, sigma=0.0, **kw)
+        assert res.variance == 0.0
+        assert not any(INFINITE in n for n in res.notes), res.notes
+        assert any("0 with no noise" in n for n in res.notes), res.notes
+    res = riskcalc.limit("ftfa", gamma=[1.0, 2.0], sigma=[[0.0], [1.0]], r=1.0)
+    assert np.isinf(res.variance[1, 0]) and res.variance[0, 0] == 0.0
+    assert sum(INFINITE in n for n in res.notes) == 1
+    res = riskcalc.limit("ftfa", gamma=[1.0, 2.0], sigma=[0.0, 1.0], r=1.0)
+    assert np.isfinite(res.variance).all()
+    assert not any(INFINITE in n for n in res.notes), res.notes
