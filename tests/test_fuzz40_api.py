@@ -1,6 +1,7 @@
 """Issue 32, fuzz40 (api): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 import riskcalc
 
@@ -24,3 +25,22 @@ def test_no_noise_at_the_interpolation_threshold_is_not_noted_infinite():
     res = riskcalc.limit("ftfa", gamma=[1.0, 2.0], sigma=[0.0, 1.0], r=1.0)
     assert np.isfinite(res.variance).all()
     assert not any(INFINITE in n for n in res.notes), res.notes
+
+
+def test_register_and_unregister_refuse_non_names():
+    """F2: ``register_method`` took ``signal=np.array(['r'])`` (``in`` read a 1-element array
+    as 'r') and every limit of the method then failed with "unhashable type";
+    ``unregister_method('fedprox')`` raised KeyError and ``unregister_method(['x'])``
+    TypeError."""
+    def lim(spec, route):
+        return 1.0, 0.0
+    for signal, tuning in ((np.array(["r"]), None), ("r", np.array(["lam"]))):
+        with pytest.raises(ValueError, match="must be one of"):
+            riskcalc.register_method(riskcalc.Method("fz40api", "t", signal, tuning, True, "x",
+                                                     lim))
+    assert "fz40api" not in riskcalc.METHODS
+    with pytest.raises(ValueError, match="built-in"):
+        riskcalc.unregister_method("fedprox")
+    with pytest.raises(ValueError, match="method must be one of"):
+        riskcalc.unregister_method(["x"])
+    assert "pfedme" in riskcalc.METHODS
