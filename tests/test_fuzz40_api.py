@@ -44,3 +44,15 @@ def test_register_and_unregister_refuse_non_names():
     with pytest.raises(ValueError, match="method must be one of"):
         riskcalc.unregister_method(["x"])
     assert "pfedme" in riskcalc.METHODS
+
+
+def test_optimal_limit_beyond_the_penalties_of_limit_names_lam_star():
+    """F3: ``optimal_limit('rtfa', gamma=2, sigma=1e-60, r=1)`` (lam* = 2e-120) and r = 1e-60
+    (lam* = 2e120) were refused with ``limit``'s "lam must be 0 or lie in ...: beyond, the
+    limits equal those at lam = 0 ... to 100 digits", for a lam never given; the message now
+    names lam* and which limit the optimum approaches."""
+    for kw, says in ((dict(sigma=1e-60, r=1.0), "lam = 0 (min-norm)"),
+                     (dict(sigma=1.0, r=[1.0, 1e-60]), "method fedavg")):
+        with pytest.raises(ValueError, match=r"lam\* = sigma\^2 gamma / r\^2 = 2e[-+]120") as e:
+            riskcalc.optimal_limit("rtfa", gamma=2.0, **kw)
+        assert says in str(e.value)
