@@ -56,3 +56,14 @@ def test_optimal_limit_beyond_the_penalties_of_limit_names_lam_star():
         with pytest.raises(ValueError, match=r"lam\* = sigma\^2 gamma / r\^2 = 2e[-+]120") as e:
             riskcalc.optimal_limit("rtfa", gamma=2.0, **kw)
         assert says in str(e.value)
+
+
+def test_the_lam_range_refusal_does_not_send_gamma_one_to_an_infinite_lam_zero():
+    """F4: ``limit('rtfa', gamma=1, lam=1e-101, ...)`` was refused saying the limits beyond
+    [1e-100, 1e100] "equal those at lam = 0 ... to 100 digits": at gamma = 1 the ridge
+    variance is sigma^2 / (2 sqrt(lam)) (5e49 at lam = 1e-100) and lam = 0's is infinite."""
+    kw = dict(gamma=1.0, sigma=1.0, r=1.0)
+    assert riskcalc.limit("rtfa", lam=1e-100, **kw).variance == pytest.approx(5e49, rel=1e-12)
+    with pytest.raises(ValueError, match="lam must be 0 or lie in") as e:
+        riskcalc.limit("rtfa", lam=1e-101, **kw)
+    assert "except near gamma = 1" in str(e.value)

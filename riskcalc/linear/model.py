@@ -27,12 +27,17 @@ LAM_RANGE = (1e-100, 1e100)
 
 def check_lam(lam) -> None:
     """Raise a ValueError unless every ``lam`` is 0 or in ``LAM_RANGE`` (the one range of a
-    ridge penalty, for one client as for a federation)."""
+    ridge penalty, for one client as for a federation). Its message said the limits beyond
+    equal those at lam = 0 to 100 digits, which gamma = 1 belies: isotropic ridge at gamma = 1
+    has variance sigma^2 / (2 sqrt(lam)) to first order (paper 003, Thm 2 with the
+    Marchenko-Pastur m(-lam) ~ lam^-1/2), infinite at lam = 0 (fuzz40 api F4)."""
     lam = np.asarray(lam)
     if np.any((lam != 0) & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
         raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
                          "beyond, the limits equal those at lam = 0 (or the method fedavg "
-                         "for lam -> infinity) to 100 digits, and their forms overflow")
+                         "for lam -> infinity) to 100 digits, except near gamma = 1 (the ridge "
+                         "variance there grows as sigma^2 / (2 sqrt(lam)), lam = 0's is "
+                         "infinite), and their forms overflow")
 
 
 @dataclass(frozen=True)
