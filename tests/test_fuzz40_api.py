@@ -67,3 +67,14 @@ def test_the_lam_range_refusal_does_not_send_gamma_one_to_an_infinite_lam_zero()
     with pytest.raises(ValueError, match="lam must be 0 or lie in") as e:
         riskcalc.limit("rtfa", lam=1e-101, **kw)
     assert "except near gamma = 1" in str(e.value)
+
+
+def test_client_specs_with_array_parameters_compare_by_value():
+    """F5: ``ClientSpec('rtfa', gamma=[2, 3], ...) == ClientSpec('rtfa', gamma=[2, 3], ...)``
+    raised numpy's "The truth value of an array with more than one element is ambiguous"
+    (the generated ``__eq__`` compared field tuples); it compares arrays by value now, as
+    ``LimitResult`` does."""
+    def spec(gamma):
+        return riskcalc.ClientSpec("rtfa", gamma=gamma, sigma=1.0, r=1.0, lam=0.5)
+    assert spec([2.0, 3.0]) == spec([2, 3]) and spec([2.0, 3.0]) != spec([2.0, 4.0])
+    assert spec(2.0) == spec(2) and hash(spec(2.0)) == hash(spec(2))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from riskcalc import _frames
 # GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
 from riskcalc._validate import GAMMA_RANGE, SCALE_MAX, as_array, canonical_method
 from riskcalc.linear.methods import Method, get_method
@@ -80,6 +81,9 @@ class ClientSpec:
     lam: object = None
     alpha: object = None
     spectrum: Spectrum | None = None
+    # Arrays by value: the generated __eq__ raised numpy's "truth value of an array ... is
+    # ambiguous" for two specs with array parameters (fuzz40 api F5).
+    __eq__ = _frames.equal
 
     def __post_init__(self):
         # An alias (fedprox) is the method of its canonical name (pfedme), everywhere.
