@@ -1,5 +1,7 @@
 """Issue 32, fuzz40 (api): what this fuzz found, each test failing before."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,20 @@ def test_client_specs_with_array_parameters_compare_by_value():
         return riskcalc.ClientSpec("rtfa", gamma=gamma, sigma=1.0, r=1.0, lam=0.5)
     assert spec([2.0, 3.0]) == spec([2, 3]) and spec([2.0, 3.0]) != spec([2.0, 4.0])
     assert spec(2.0) == spec(2) and hash(spec(2.0)) == hash(spec(2))
+
+
+def test_plugin_paths_as_a_new_user_gives_them(tmp_path, monkeypatch):
+    """F6: ``plugins.load("/x/p.py")`` loaded the path's characters ("plugin /: no such
+    file"); ``load_plugin(None)`` and ``load_plugin(b"p.py")`` were pathlib TypeErrors;
+    ``load_plugin("~/p.py")`` looked in a folder named "~"."""
+    from riskcalc import plugins
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(plugins.ENV, "")
+    (tmp_path / "fz40p.py").write_text("X = 1\n")
+    with pytest.raises(ValueError, match="takes a list of plugin files"):
+        plugins.load(str(tmp_path / "fz40p.py"))
+    with pytest.raises(ValueError, match="must be a str or os.PathLike, got NoneType"):
+        plugins.load_plugin(None)
+    plugins.load(iter(["~/fz40p.py"]))
+    assert os.environ[plugins.ENV] == str((tmp_path / "fz40p.py").resolve())
+    plugins.load_plugin(os.fsencode(tmp_path / "fz40p.py"))
