@@ -47,7 +47,9 @@ def guard(fn, origin: str, what: str, check=None):
         try:
             out = fn(*args, **kwargs)
             problem = check(out) if check is not None else None
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, PluginError):
+            # A PluginError already names its plugin: wrapped again at every level, a limit
+            # that recursed into itself gave a 12,575-character message (fuzz40 api F7).
             raise
         except BaseException as exc:   # noqa: B036  SystemExit of user code included
             raise PluginError(f"{origin}: {what} raised {type(exc).__name__}: {exc}") from None

@@ -97,3 +97,22 @@ def test_plugin_paths_as_a_new_user_gives_them(tmp_path, monkeypatch):
     plugins.load(iter(["~/fz40p.py"]))
     assert os.environ[plugins.ENV] == str((tmp_path / "fz40p.py").resolve())
     plugins.load_plugin(os.fsencode(tmp_path / "fz40p.py"))
+
+
+def test_a_plugin_limit_that_recurses_gives_one_short_message(tmp_path):
+    """F7: a plugin's limit calling ``riskcalc.limit`` on itself wrapped the PluginError of
+    every level again: a 12,575-character message; the innermost one is kept now."""
+    from riskcalc import plugins
+    path = tmp_path / "fz40rec.py"
+    path.write_text("import riskcalc\n"
+                    "def lim(s, r):\n"
+                    "    return riskcalc.limit('fz40rec', gamma=2, sigma=1, r=1).bias, 0.0\n"
+                    "riskcalc.register_method(riskcalc.Method('fz40rec', 't', 'r', None, True,"
+                    " 'x', lim))\n")
+    plugins.load_plugin(path)
+    try:
+        with pytest.raises(ValueError, match="raised RecursionError") as e:
+            riskcalc.limit("fz40rec", gamma=2.0, sigma=1.0, r=1.0)
+        assert len(str(e.value)) < 300 and str(e.value).count("fz40rec.py") == 1
+    finally:
+        riskcalc.unregister_method("fz40rec")
