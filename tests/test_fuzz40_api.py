@@ -116,3 +116,16 @@ def test_a_plugin_limit_that_recurses_gives_one_short_message(tmp_path):
         assert len(str(e.value)) < 300 and str(e.value).count("fz40rec.py") == 1
     finally:
         riskcalc.unregister_method("fz40rec")
+
+
+def test_a_registered_limit_returning_a_masked_value_is_refused():
+    """F8: a registered limit returning ``np.ma.masked_array(1.0, mask=True)`` answered bias
+    1.0 (the masked entry's data), where every input refuses a masked array."""
+    def lim(spec, route):
+        return np.ma.masked_array([1.0, 2.0], mask=[False, True]), np.zeros(2)
+    riskcalc.register_method(riskcalc.Method("fz40mask", "t", "r", None, True, "x", lim))
+    try:
+        with pytest.raises(ValueError, match="returned a masked bias"):
+            riskcalc.limit("fz40mask", gamma=[2.0, 3.0], sigma=1.0, r=1.0)
+    finally:
+        riskcalc.unregister_method("fz40mask")

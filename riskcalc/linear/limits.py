@@ -279,6 +279,9 @@ def _registered(spec: ClientSpec, route: str, shape):
         if dtype.kind not in "iuf":
             raise ValueError(f"the limit of method {spec.method} returned {name} {v!r:.40} of "
                              f"dtype {dtype}, expected real numbers")
+        if np.ma.is_masked(v):      # asarray read the masked entries' data (fuzz40 api F8)
+            raise ValueError(f"the limit of method {spec.method} returned a masked {name}: "
+                             "its masked entries are no numbers")
     bias, var = (np.asarray(v, dtype=float) for v in out)
     for name, v in (("bias", bias), ("variance", var)):
         if v.shape != shape:
