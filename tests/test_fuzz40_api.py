@@ -129,3 +129,21 @@ def test_a_registered_limit_returning_a_masked_value_is_refused():
             riskcalc.limit("fz40mask", gamma=[2.0, 3.0], sigma=1.0, r=1.0)
     finally:
         riskcalc.unregister_method("fz40mask")
+
+
+def test_a_root_of_an_equation_that_is_not_a_number_is_no_root():
+    """F9: ``solvers.increasing_root`` of a function NaN at a bracket end (or inside) returned
+    a bracket end as the root (NaN > 0 and NaN < 0 are both False): a number derived from
+    NaN, which the limits' own finiteness checks could not see."""
+    from riskcalc import solvers
+    from riskcalc.errors import SolverError
+
+    def nan_inside(x, mask):
+        return np.where(abs(x - 2.0) < 0.6, np.nan, x - 2.0), x
+
+    for fun, match in ((lambda x, mask: (x * np.nan, x), "no root in its bracket"),
+                       (nan_inside, "not a number inside its bracket")):
+        with pytest.raises(SolverError, match=match):
+            solvers.increasing_root(fun, np.array([1.0]), np.array([3.0]))
+    assert solvers.increasing_root(lambda x, mask: (x - 2.0, x), np.array([1.0]),
+                                   np.array([3.0])) == pytest.approx(2.0, rel=1e-14)
