@@ -147,3 +147,13 @@ def test_a_root_of_an_equation_that_is_not_a_number_is_no_root():
             solvers.increasing_root(fun, np.array([1.0]), np.array([3.0]))
     assert solvers.increasing_root(lambda x, mask: (x - 2.0, x), np.array([1.0]),
                                    np.array([3.0])) == pytest.approx(2.0, rel=1e-14)
+
+
+def test_a_method_without_a_title_or_reference_is_refused():
+    """F10: ``Method('m', None, 'r', None, True, None, limit)`` registered, and ``predict m``
+    printed its heading as "None (m); None"."""
+    for title, ref in ((None, "x"), ("t", None), (" ", "x"), ("t", ["a"])):
+        with pytest.raises(ValueError, match="must be a non-empty string"):
+            riskcalc.register_method(riskcalc.Method("fz40t", title, "r", None, True, ref,
+                                                     lambda spec, route: (1.0, 0.0)))
+    assert "fz40t" not in riskcalc.METHODS

@@ -99,7 +99,8 @@ def register_method(method: Method) -> Method:
     Parameters
     ----------
     method : Method
-        Its ``name`` must be a new lower-case identifier, ``signal`` one of ``SIGNALS``,
+        Its ``name`` must be a new lower-case identifier, ``title`` and ``reference``
+        non-empty strings, ``signal`` one of ``SIGNALS``,
         ``tuning`` one of ``TUNINGS`` (the parameters ``ClientSpec`` validates), and ``limit``
         a callable (see ``Method``).
 
@@ -134,6 +135,11 @@ def register_method(method: Method) -> Method:
         raise ValueError(f"method name {name!r} is the built-in alias of "
                          f"{METHOD_ALIASES[name]}; choose another name")
     flag("personalized", method.personalized)     # personalized="no" read as True
+    # None was printed as "None (name); None" by predict (fuzz40 api F10).
+    for attr in ("title", "reference"):
+        if not (isinstance(getattr(method, attr), str) and getattr(method, attr).strip()):
+            raise ValueError(f"method {name!r}: {attr} must be a non-empty string, got "
+                             f"{getattr(method, attr)!r:.40}")
     # one_of: a 1-element array ['r'] passed ``in`` and broke every limit with "unhashable".
     if not one_of(method.signal, SIGNALS):
         raise ValueError(f"signal must be one of {', '.join(SIGNALS)}; got {method.signal!r}")
