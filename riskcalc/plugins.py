@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from riskcalc._files import unreadable
+from riskcalc._files import unreadable, user_path
 from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
@@ -47,7 +47,9 @@ def guard(fn, origin: str, what: str, check=None):
         try:
             out = fn(*args, **kwargs)
             problem = check(out) if check is not None else None
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, PluginError):
+            # A PluginError already names its plugin: wrapped again at every level, a limit
+            # that recursed into itself gave a 12,575-character message (fuzz40 api F7).
             raise
         except BaseException as exc:   # noqa: B036  SystemExit of user code included
             raise PluginError(f"{origin}: {what} raised {type(exc).__name__}: {exc}") from None
@@ -125,7 +127,10 @@ def load_plugin(path) -> None:
         exits) while loading; the message names the file and the exception, e.g. a method
         name registered twice.
     """
-    path = pathlib.Path(path).resolve()
+    if not isinstance(path, (str, bytes, os.PathLike)):    # None was pathlib's TypeError
+        raise PluginError(f"plugin path must be a str or os.PathLike, got "
+                          f"{type(path).__name__} {path!r:.40}")
+    path = pathlib.Path(user_path(path)).resolve()      # '~/p.py' was a folder named ~
     if str(path) in _LOADED:
         return
     why = unreadable(path)      # a 5000-character name: OSError from is_file, a traceback
@@ -168,11 +173,17 @@ def load_entry_points() -> None:
 
 
 def load(files) -> None:
-    """Load the entry points and the plugin ``files``, and record the files in ``ENV``."""
+    """Load the entry points and the plugin ``files`` (a list of paths), and record the files
+    in ``ENV``. One path, not in a list, is refused: its characters were loaded one by one
+    ("plugin /: no such file" for "/x/p.py"; fuzz40 api F6)."""
+    if isinstance(files, (str, bytes, os.PathLike)):
+        raise PluginError(f"plugins.load takes a list of plugin files, got one path "
+                          f"{files!r:.60}: write load([path])")
+    files = list(files)         # a generator was spent before ENV recorded it
     load_entry_points()
     for path in files:
         load_plugin(path)
-    os.environ[ENV] = os.pathsep.join(str(pathlib.Path(p).resolve()) for p in files)
+    os.environ[ENV] = os.pathsep.join(str(pathlib.Path(user_path(p)).resolve()) for p in files)
 
 
 def load_from_env() -> None:

@@ -97,7 +97,10 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
     all_ = np.ones(lo.shape, dtype=bool)
     f_lo, _ = fun(lo, all_)
     f_hi, _ = fun(hi, all_)
-    if np.any(f_lo > 0) or np.any(f_hi < 0) or np.any(~(lo > 0)) or np.any(~(hi >= lo)):
+    # Negated comparisons: a NaN value is no bracket (it passed, and the "root" was a bracket
+    # end: fuzz40 api F9).
+    if (np.any(~(f_lo <= 0)) or np.any(~(f_hi >= 0)) or np.any(~(lo > 0))
+            or np.any(~(hi >= lo))):
         raise SolverError(f"{what}: the equation has no root in its bracket "
                           "(inputs beyond floating point range?)")
     t_lo, t_hi = np.log(lo), np.log(hi)
@@ -114,6 +117,9 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
         idx = np.flatnonzero(active)
         ta = t[idx]
         f, df = fun(np.exp(ta), active)
+        if np.isnan(f).any():
+            raise SolverError(f"{what}: the equation is not a number inside its bracket "
+                              "(inputs beyond floating point range?)")
         residual[idx] = np.abs(f)
         # Shrink the bracket with the sign of f, then try a Newton step inside it.
         neg = f < 0

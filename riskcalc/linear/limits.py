@@ -248,7 +248,7 @@ def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
     scalar = shape == ()
     out = [float(x) if scalar else np.asarray(x, dtype=float) for x in (bias, var, risk)]
     return LimitResult(spec.method, spec.params(), *out, route=route,
-                       notes=_notes(spec, gamma, lam))
+                       notes=_notes(spec, gamma, lam, sigma2))
 
 
 def _check_finite(route, bias, var, penalty) -> None:
@@ -279,6 +279,9 @@ def _registered(spec: ClientSpec, route: str, shape):
         if dtype.kind not in "iuf":
             raise ValueError(f"the limit of method {spec.method} returned {name} {v!r:.40} of "
                              f"dtype {dtype}, expected real numbers")
+        if np.ma.is_masked(v):      # asarray read the masked entries' data (fuzz40 api F8)
+            raise ValueError(f"the limit of method {spec.method} returned a masked {name}: "
+                             "its masked entries are no numbers")
     bias, var = (np.asarray(v, dtype=float) for v in out)
     for name, v in (("bias", bias), ("variance", var)):
         if v.shape != shape:
@@ -339,14 +342,25 @@ def _resolve_route(spec: ClientSpec, route: str) -> str:
     return route
 
 
-def _notes(spec: ClientSpec, gamma, lam) -> tuple:
+def _notes(spec: ClientSpec, gamma, lam, sigma2) -> tuple:
+    """Caveats of the limit at the broadcast ``gamma``, ``lam`` and squared noise ``sigma2``.
+
+    At the interpolation threshold (gamma = 1, lam = 0) the min-norm variance is sigma^2
+    times an infinite factor: infinite where sigma > 0, but 0 where sigma = 0 (no noise),
+    which the note said was infinite beside the variance 0 (fuzz40 api F1).
+    """
     notes = []
     info = spec.info
     if info.personalized and info.limit is None:  # a registered method's limit is its own
         ridgeless = lam == 0
-        if np.any(ridgeless & (gamma == 1)):
+        threshold = ridgeless & (gamma == 1)
+        if np.any(threshold & (sigma2 > 0)):
             notes.append("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
                          "min-norm variance is infinite (and the bias 0)")
+        if np.any(threshold & (sigma2 == 0)):
+            notes.append("gamma = 1 with no ridge penalty and sigma = 0: the interpolation "
+                         "threshold, where the min-norm variance (sigma^2 times an infinite "
+                         "factor) is 0 with no noise (and the bias 0)")
         if np.any(ridgeless & (gamma < 1)):
             notes.append("gamma < 1 with no ridge penalty: the min-norm interpolant becomes least "
                          "squares (the lam -> 0 limit of ridge); paper 003 assumes gamma > 1")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from riskcalc._validate import METHOD_ALIASES, canonical_method, flag
+from riskcalc._validate import METHOD_ALIASES, canonical_method, flag, one_of
 from riskcalc.papers import cite
 
 
@@ -99,7 +99,8 @@ def register_method(method: Method) -> Method:
     Parameters
     ----------
     method : Method
-        Its ``name`` must be a new lower-case identifier, ``signal`` one of ``SIGNALS``,
+        Its ``name`` must be a new lower-case identifier, ``title`` and ``reference``
+        non-empty strings, ``signal`` one of ``SIGNALS``,
         ``tuning`` one of ``TUNINGS`` (the parameters ``ClientSpec`` validates), and ``limit``
         a callable (see ``Method``).
 
@@ -134,9 +135,15 @@ def register_method(method: Method) -> Method:
         raise ValueError(f"method name {name!r} is the built-in alias of "
                          f"{METHOD_ALIASES[name]}; choose another name")
     flag("personalized", method.personalized)     # personalized="no" read as True
-    if method.signal not in SIGNALS:
+    # None was printed as "None (name); None" by predict (fuzz40 api F10).
+    for attr in ("title", "reference"):
+        if not (isinstance(getattr(method, attr), str) and getattr(method, attr).strip()):
+            raise ValueError(f"method {name!r}: {attr} must be a non-empty string, got "
+                             f"{getattr(method, attr)!r:.40}")
+    # one_of: a 1-element array ['r'] passed ``in`` and broke every limit with "unhashable".
+    if not one_of(method.signal, SIGNALS):
         raise ValueError(f"signal must be one of {', '.join(SIGNALS)}; got {method.signal!r}")
-    if method.tuning not in TUNINGS:
+    if method.tuning is not None and not one_of(method.tuning, TUNINGS[1:]):
         raise ValueError(f"tuning must be one of None, lam, alpha; got {method.tuning!r}")
     if not callable(method.limit):
         raise ValueError(f"method {name!r} needs a callable limit(spec, route)")
@@ -161,10 +168,11 @@ def unregister_method(name: str) -> None:
     ValueError
         For a built-in method or a name that is not registered.
     """
-    if name in BUILTIN:
+    # By its entry: the alias fedprox was a KeyError, a list "unhashable type" (fuzz40 api F2).
+    info = get_method(name)
+    if info.name in BUILTIN:
         raise ValueError(f"method {name!r} is built-in and cannot be unregistered")
-    get_method(name)
-    del METHODS[name]
+    del METHODS[info.name]
 
 
 def get_method(name: str) -> Method:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from riskcalc import _frames
 # GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
 from riskcalc._validate import GAMMA_RANGE, SCALE_MAX, as_array, canonical_method
 from riskcalc.linear.methods import Method, get_method
@@ -27,12 +28,17 @@ LAM_RANGE = (1e-100, 1e100)
 
 def check_lam(lam) -> None:
     """Raise a ValueError unless every ``lam`` is 0 or in ``LAM_RANGE`` (the one range of a
-    ridge penalty, for one client as for a federation)."""
+    ridge penalty, for one client as for a federation). Its message said the limits beyond
+    equal those at lam = 0 to 100 digits, which gamma = 1 belies: isotropic ridge at gamma = 1
+    has variance sigma^2 / (2 sqrt(lam)) to first order (paper 003, Thm 2 with the
+    Marchenko-Pastur m(-lam) ~ lam^-1/2), infinite at lam = 0 (fuzz40 api F4)."""
     lam = np.asarray(lam)
     if np.any((lam != 0) & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
         raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
                          "beyond, the limits equal those at lam = 0 (or the method fedavg "
-                         "for lam -> infinity) to 100 digits, and their forms overflow")
+                         "for lam -> infinity) to 100 digits, except near gamma = 1 (the ridge "
+                         "variance there grows as sigma^2 / (2 sqrt(lam)), lam = 0's is "
+                         "infinite), and their forms overflow")
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class ClientSpec:
     lam: object = None
     alpha: object = None
     spectrum: Spectrum | None = None
+    # Arrays by value: the generated __eq__ raised numpy's "truth value of an array ... is
+    # ambiguous" for two specs with array parameters (fuzz40 api F5).
+    __eq__ = _frames.equal
 
     def __post_init__(self):
         # An alias (fedprox) is the method of its canonical name (pfedme), everywhere.

@@ -102,7 +102,29 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
             "theta_i = 0, which the zero vector estimates with risk 0 (local ridge as lam -> "
             "inf)" if get_method(method).name == "local_ridge" else
             "the optimum is the center itself, use method fedavg"))
+    _check_reach(np.asarray(lam), get_method(method).signal)
     return limit(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, spectrum=spectrum)
+
+
+def _check_reach(lam, signal: str) -> None:
+    """ValueError for a lam* beyond ``LAM_RANGE`` (the penalties ``limit`` computes), saying what
+    it means: ``optimal_limit`` was refused with ``limit``'s "lam must be 0 or lie in ...",
+    whose advice (the limits equal those at lam = 0 to 100 digits) is false at gamma = 1,
+    for a lam the caller never gave (fuzz40 api F3)."""
+    out = (lam != 0) & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))
+    if not np.any(out):
+        return
+    bad = float(lam[out].flat[0])
+    big = bad > LAM_RANGE[1]
+    raise ValueError(
+        f"optimal_limit: lam* = sigma^2 gamma / {signal}^2 = {bad:.3g} is beyond the penalties "
+        f"riskcalc.limit computes (lam must be 0 or lie in [{LAM_RANGE[0]:g}, "
+        f"{LAM_RANGE[1]:g}]): " + (
+            f"the signal {signal} is negligible against the noise, and the optimum's risk is "
+            f"that of the centre to a relative 1/lam* (method "
+            f"{'fedavg' if signal == 'r' else 'local_ridge at lam = 1e100'})" if big else
+            f"the noise is negligible against the signal {signal}: lam = 0 (min-norm) is "
+            "optimal to a relative ~lam* away from gamma = 1, where its variance diverges"))
 
 
 def _closed(gamma, sigma, signal):
