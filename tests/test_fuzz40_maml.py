@@ -1,0 +1,23 @@
+"""Issue 32, fuzz40 (maml): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from riskcalc.linear.finite_clients import own
+from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.own_objective import objective, quadrature_peak
+
+
+def test_newton_in_logarithms_solves_a_far_start_at_sigma_i():
+    """F1: MAML-FL at Sigma = I, gamma [1e4, 0.5], alpha 2 (1/alpha inside the heavy client's
+    spectrum): Newton's start has g = 1.3 for the root 8.0e4, its steps found no decrease and
+    the nested solves took 2.5-4 s, 7.4e-12 from a 30-digit mpmath solve of the same system
+    (tanh-sinh with the double zero of phi as a breakpoint). Newton's iteration in log g and
+    log t_l answers in 3 steps, within 1.1e-12 of it."""
+    gam, count = np.array([1e4, 0.5]), np.ones(2)
+    p = client_weights(gam, count, "samples")
+    phi = objective("maml_fl", 2.0)[0]
+    g, t = own._subordination(gam, p, count, phi, quadrature_peak("maml_fl", 2.0, gam, count))
+    assert g == pytest.approx(80011.995599780044057, rel=3e-12)
+    np.testing.assert_allclose(t, [1.2496876155939157543e-05, 1.2498125968532884737e-9],
+                               rtol=3e-12)
