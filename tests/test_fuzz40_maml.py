@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from riskcalc.linear.finite_clients import own
+from riskcalc.errors import IllConditioned
+from riskcalc.linear.finite_clients import clients_limit, own
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.own_objective import objective, quadrature_peak
 
@@ -21,3 +22,15 @@ def test_newton_in_logarithms_solves_a_far_start_at_sigma_i():
     assert g == pytest.approx(80011.995599780044057, rel=3e-12)
     np.testing.assert_allclose(t, [1.2496876155939157543e-05, 1.2498125968532884737e-9],
                                rtol=3e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.0])
+def test_maml_fl_narrow_peak_under_a_spectrum_refuses_at_once(alpha):
+    """F2: MAML-FL on two-point:1,4,0.5 with gamma [1e4, 0.5]: 1/alpha lies in the heavy
+    client's sample spectrum and its shift is tiny (a small share of the other's samples);
+    the companion pencils refused after 10-25 s ("gave up after 12 companion pencils ...
+    a smaller alpha answers"). Now refused before the continuation, naming phi's double
+    zero and the peak's width."""
+    with pytest.raises(IllConditioned, match=r"1/alpha = .* double zero.*relative width"):
+        clients_limit("maml_fl", gamma=[1e4, 0.5], r=1.0, sigma=0.5, alpha=alpha,
+                      spectrum="two-point:1,4,0.5")
