@@ -34,3 +34,15 @@ def test_maml_fl_narrow_peak_under_a_spectrum_refuses_at_once(alpha):
     with pytest.raises(IllConditioned, match=r"1/alpha = .* double zero.*relative width"):
         clients_limit("maml_fl", gamma=[1e4, 0.5], r=1.0, sigma=0.5, alpha=alpha,
                       spectrum="two-point:1,4,0.5")
+
+
+def test_scaled_identity_is_the_identity_route_rescaled():
+    """F3: Sigma = 3 I (scaled:3) went to the spectrum routes, which refused MAML-FL at gamma
+    [1e3, 0.5], alpha 0.5 (F2's refusal; before it, after 10-30 s) where Sigma = I with alpha
+    1.5 answers: phi_alpha(c s) = c phi_(alpha c)(s), the bias times c. Now that route (pFedMe
+    too, at lam / c); on 35 federations where both answered they agreed within 7.8e-13."""
+    kw = dict(gamma=[1e3, 0.5], r=1.0, sigma=0.5)
+    res = clients_limit("maml_fl", **kw, spectrum="scaled:3", alpha=0.5)
+    ref = clients_limit("maml_fl", **kw, alpha=1.5)
+    np.testing.assert_allclose(res.bias, 3 * ref.bias, rtol=1e-13)
+    np.testing.assert_allclose(res.variance, ref.variance, rtol=1e-13)
