@@ -46,3 +46,13 @@ def test_scaled_identity_is_the_identity_route_rescaled():
     ref = clients_limit("maml_fl", **kw, alpha=1.5)
     np.testing.assert_allclose(res.bias, 3 * ref.bias, rtol=1e-13)
     np.testing.assert_allclose(res.variance, ref.variance, rtol=1e-13)
+
+
+def test_maml_fl_zero_of_phi_in_a_spectral_gap_still_answers():
+    """F2 (its first rule): 1/alpha = 6.67 inside [min s (1 - sqrt(gamma))^2, max s (1 +
+    sqrt(gamma))^2] but in the gap of the heavy client's sample spectrum (two-point:1,30,0.5,
+    gamma 0.5) was refused, where the pencils answer (no peak on the spectrum); the rule now
+    asks for positive density there (the companion Stieltjes transform)."""
+    res = clients_limit("maml_fl", gamma=[1e3, 0.5], r=1.0, sigma=0.5, alpha=0.15,
+                        spectrum="two-point:1,30,0.5")
+    np.testing.assert_allclose(res.risk, [31.38678959, 0.25], rtol=1e-8)

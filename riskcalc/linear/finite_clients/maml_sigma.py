@@ -44,11 +44,9 @@ from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import pencil_assembly
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.maml_pencils import (FAILED, Companions, Stuck,
-                                                         coefficients, group_pieces,
-                                                         physical)
-from riskcalc.linear.finite_clients.own import _subordination
-from riskcalc.linear.finite_clients.own_objective import (check_near_pooled, objective,
-                                                          quadrature_peak)
+                                                         check_peak, coefficients,
+                                                         group_pieces, physical)
+from riskcalc.linear.finite_clients.own_objective import check_near_pooled
 from riskcalc.linear.finite_clients.pfedme_sigma import check_clients
 from riskcalc.linear.finite_clients.shift.limits import global_point
 from riskcalc.linear.finite_clients.shift.conditioning import eigenvalue_span
@@ -151,7 +149,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         sv, alpha = sv / scale, alpha * scale
     else:
         scale = 1.0
-    _check_peak(gam, p, count, alpha, sv[typ], h, scale)
+    check_peak(gam, p, count, alpha, sv[typ], h, scale)
     excess, weighted = _excesses(gam, p, count)
     # Near pooled N = d, also for the heavy clients alone (weights [1e-3, 1, 1] at gamma 2:
     # the equal-weight N/d - 1 is 0.5, the weighted one 0.012, and the risks moved 3.2e-9
@@ -184,44 +182,6 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         _check_paths("maml_fl", (bias[live], var[live]), risks(1 / 3, False),
                      _closeness(gam, p, count))
     return bias, var
-
-
-#: The smallest relative width of the peak at phi's double zero (``_check_peak``) answered.
-_MIN_WIDTH = 3e-3
-
-
-def _check_peak(gam, p, count, alpha, s, h, scale):
-    """IllConditioned, before the continuation, where 1/alpha (phi's double zero, paper 003
-    eq. 12) may lie in a client's sample spectrum ([min s (1 - sqrt(gamma))^2, max s (1 +
-    sqrt(gamma))^2]) and that client's shift t is tiny beside its weight: (p phi + t)^-1 then
-    peaks there with relative width w = sqrt(t / (p c)) / s0 (phi ~ c (s - s0)^2), which the
-    companion pencils cannot follow. Measured on two-point spectra at gamma [30-1e3, 0.5],
-    alpha 0.5-2 (w at Sigma = I with alpha times the mean eigenvalue, ``own``'s route, 0.01-0.7
-    s): refused after 10-40 s from w ~ 0.015, answered in 0.3-20 s from ~ 0.018 (0.0144 on
-    one); refused at once below ``_MIN_WIDTH`` (gamma [1e3-1e5, 0.5]). Checked where the
-    gammas span a factor 100 or more (a small share of the others' samples: g t ~ 1/gamma)."""
-    if not alpha > 0 or gam.max() < 100 * gam.min():
-        return
-    root = np.sqrt(gam)
-    inside = (s.min(axis=1) * (1 - root) ** 2 < 1 / alpha) & (1 / alpha < s.max(axis=1) * (
-        1 + root) ** 2)
-    a = alpha * float(np.mean(s @ h))
-    try:
-        t = _subordination(gam, p, count, objective("maml_fl", a)[0],
-                           quadrature_peak("maml_fl", a, gam, count))[1] if inside.any() else 1
-    except SolverError:
-        return
-    width = np.where(inside, np.sqrt(t / (p * (a if a <= 1 else 1 / a))) * a, np.inf)
-    k = int(np.argmin(width))
-    if width[k] < _MIN_WIDTH:
-        raise IllConditioned(
-            f"maml_fl's finite-M limit under a spectrum: 1/alpha = {scale / alpha:.4g} (phi's "
-            f"double zero) lies in the sample spectrum of the client at gamma = {gam[k]:.4g}, "
-            "whose shift is tiny beside its weight (a small share of the other clients' "
-            f"samples): the peak there has relative width {width[k]:.2g} at Sigma = I, below "
-            f"{_MIN_WIDTH:g}, which the companion pencils cannot follow (they refuse after "
-            "10-40 s from about 0.015): bring the clients' gamma closer to each other, or take "
-            "alpha with 1/alpha outside the spectra (at Sigma = I the limit answers)")
 
 
 def _pieces(comp, t, p, alpha, live, excess):
