@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from riskcalc import limit
 from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients import clients_limit, own
 from riskcalc.linear.finite_clients.identity import client_weights
@@ -56,3 +57,15 @@ def test_maml_fl_zero_of_phi_in_a_spectral_gap_still_answers():
     res = clients_limit("maml_fl", gamma=[1e3, 0.5], r=1.0, sigma=0.5, alpha=0.15,
                         spectrum="two-point:1,30,0.5")
     np.testing.assert_allclose(res.risk, [31.38678959, 0.25], rtol=1e-8)
+
+
+def test_scaled_identity_with_a_tuning_past_the_range_answers_its_end():
+    """F4: pFedMe at lam 1e-100 on scaled:1e100 said "resolvent chain: the fixed point is
+    unstable (slope 0.5 >= 1)"; the equivalent Sigma = I tuning lam / c = 1e-200 lies beyond
+    [1e-100, 1e100], where the limits equal those at its end to 100 digits: now those (the bias
+    times c)."""
+    res = limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=1e-100, clients=3,
+                spectrum="scaled:1e100")
+    ref = limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=1e-100, clients=3)
+    assert res.bias == pytest.approx(1e100 * ref.bias, rel=1e-13)
+    assert res.variance == pytest.approx(ref.variance, rel=1e-13)

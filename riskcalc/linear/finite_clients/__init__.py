@@ -246,10 +246,13 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     # lam / c (pFedMe: phi_lam(c s) = c phi_(lam / c)(s)), the bias times c (paper 003's risk
     # is measured in Sigma): the spectrum routes refused scaled:3 where Sigma = I answers
     # (gamma [1e3, 0.5] at alpha 0.5, after 0.3-30 s) (fuzz40 maml F3).
+    # A tuning beyond [1e-100, 1e100] gives the limit at that end to 100 digits (``check_lam``):
+    # pFedMe at lam 1e-100 on scaled:1e100 said "resolvent chain: the fixed point is unstable"
+    # (fuzz40 maml F4).
     c = None if method in HETEROGENEOUS else _identity_scale(spectrum)
     if c is not None:
         tun = float(tuning[0]) * (c if method == "maml_fl" else 1.0 / c)
-        c = c if tun == 0 or 1e-100 <= tun <= 1e100 else None
+        tun = min(max(tun, 1e-100), 1e100) if tun > 0 else tun
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if c is not None:
             bias, var, said = own_limits(method, gam, r, sigma, count, tun, weights)
