@@ -69,3 +69,16 @@ def test_scaled_identity_with_a_tuning_past_the_range_answers_its_end():
     ref = limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=1e-100, clients=3)
     assert res.bias == pytest.approx(1e100 * ref.bias, rel=1e-13)
     assert res.variance == pytest.approx(ref.variance, rel=1e-13)
+
+
+def test_pfedme_lam_far_below_a_spectrum_answers_its_rescaled_limit():
+    """F5: pFedMe at lam 1e-100 on two-point:1e99,1e100,0.5 (lam 1e-199 of the eigenvalues)
+    said "resolvent chain: the fixed point is unstable (slope 0.74 >= 1)"; where that route
+    fails it now runs on Sigma / k (k a power of two near the mean) with lam / k clamped to
+    1e-100, the bias times k: the lam -> 0 limit, that of two-point:1,10,0.5 at lam 1e-100
+    with the bias times 1e99."""
+    kw = dict(gamma=[2.0, 1.5, 4.0], r=[1.0, 0.5, 2.0], sigma=[0.5, 1.0, 0.2], lam=1e-100)
+    res = clients_limit("pfedme", **kw, spectrum="two-point:1e99,1e100,0.5")
+    ref = clients_limit("pfedme", **kw, spectrum="two-point:1,10,0.5")
+    np.testing.assert_allclose(res.bias, 1e99 * ref.bias, rtol=1e-12)
+    np.testing.assert_allclose(res.variance, ref.variance, rtol=1e-12)
