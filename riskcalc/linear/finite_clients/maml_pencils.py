@@ -7,17 +7,22 @@ the companion pencil of ``block_pencil`` (``Companions``: every group's blocks i
 followed from shift to shift on the physical branch, with the budget that bounds a
 continuation that cannot follow them, ``Stuck``); ``responses`` gives G_g = E_D[K_g] and
 -dG_g/dt; ``group_pieces`` the noise source and the targets' traces W, X1, X2, X3 (steps 2-3
-of ``maml_sigma``'s docstring), each a block of one coupled pencil (``pencil_assembly``).
+of ``maml_sigma``'s docstring), each a block of one coupled pencil (``pencil_assembly``);
+``check_peak`` refuses, before any pencil, a peak of K_g too narrow for them to follow.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
-from riskcalc.linear.finite_clients.own_objective import maml_factors
+from riskcalc.linear.engine.weighted_mp import companion_stieltjes
+from riskcalc.linear.finite_clients.own import _subordination
+from riskcalc.linear.finite_clients.own_objective import (maml_factors, objective,
+                                                          quadrature_peak)
 from riskcalc.linear.finite_clients.shift.chains import remember
+from riskcalc.spectrum import Spectrum
 
 #: ``maml_sigma._shifts``' budget (fuzz37 unbound F2): companion pencils not followed in all;
 #: residuals and pencils not followed per stage (one that converged took 5-14 and none).
@@ -208,3 +213,55 @@ def _target_traces(comp, live, L, sol, t, cm, solved):
     pen.couple(k2 + 2, j3, lhat=-1.0)
     X3 = solved(pen, "X3", what).trace(j0, j3)
     return W, X1, X2, X3
+
+
+#: The smallest relative width of the peak at phi's double zero (``_check_peak``) answered.
+_MIN_WIDTH = 3e-3
+
+
+def check_peak(gam, p, count, alpha, s, h, scale):
+    """IllConditioned, before the continuation, where 1/alpha (phi's double zero, paper 003
+    eq. 12) lies in a client's sample spectrum (``_in_support``) and that client's shift t is
+    tiny beside its weight: (p phi + t)^-1 peaks there with relative width w = sqrt(t / (p c))
+    / s0 (phi ~ c (s - s0)^2), which the companion pencils cannot follow. Measured on
+    two-point spectra, gamma [30-1e3, 0.5], alpha 0.5-2 (w at Sigma = I, alpha times the mean
+    eigenvalue, ``finite_clients.own``): refused after 10-40 s from w ~ 0.015, answered in
+    0.3-20 s from ~ 0.018 (0.0144 on one); refused at once below ``_MIN_WIDTH`` (gamma
+    [1e3-1e5, 0.5]). Only for clients whose others pool N/d < 0.01 (g t ~ that share; w 0.007
+    at 0.01): 40 clients spanning gamma 0.3-60 spent 3.2 s here for a 0.1 s limit."""
+    others = np.sum(count / gam) - 1 / gam
+    cand = np.flatnonzero(others < 0.01) if alpha > 0 else []
+    inside = np.zeros(gam.size, bool)
+    inside[cand] = [_in_support(1 / alpha, gam[k], s[k], h) for k in cand]
+    if not inside.any():
+        return
+    a = alpha * float(np.mean(s @ h))
+    try:
+        t = _subordination(gam, p, count, objective("maml_fl", a)[0],
+                           quadrature_peak("maml_fl", a, gam, count))[1]
+    except SolverError:
+        return
+    width = np.where(inside, np.sqrt(t / (p * (a if a <= 1 else 1 / a))) * a, np.inf)
+    k = int(np.argmin(width))
+    if width[k] < _MIN_WIDTH:
+        raise IllConditioned(
+            f"maml_fl's finite-M limit under a spectrum: 1/alpha = {scale / alpha:.4g} (phi's "
+            f"double zero) lies in the sample spectrum of the client at gamma = {gam[k]:.4g}, "
+            "whose shift is tiny beside its weight (a small share of the other clients' "
+            f"samples): the peak there has relative width {width[k]:.2g} at Sigma = I, below "
+            f"{_MIN_WIDTH:g}, which the companion pencils cannot follow (they refuse after "
+            "10-40 s from about 0.015): bring the clients' gamma closer to each other, or take "
+            "alpha with 1/alpha outside the spectra (at Sigma = I the limit answers)")
+
+
+def _in_support(x, gamma, s, h):
+    """Whether x has positive density in the sample spectrum of ratio gamma on eigenvalues s
+    (masses h): Im of the companion Stieltjes transform at x (1 + 1e-8 i) above 1e-4 of its
+    modulus (0.45-0.62 inside two-point spectra, ~1e-8 in their gaps: 1/alpha = 20 on
+    two-point:1,100,0.5 at gamma 0.5 answered, and F2's first rule refused it)."""
+    try:
+        mu = companion_stieltjes(np.array([x * (1 + 1e-8j)]), gamma,
+                                 Spectrum(s[h > 0], weights=h[h > 0]))[0]
+    except SolverError:
+        return False
+    return bool(mu.imag > 1e-4 * abs(mu))

@@ -44,8 +44,8 @@ from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import pencil_assembly
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.maml_pencils import (FAILED, Companions, Stuck,
-                                                         coefficients, group_pieces,
-                                                         physical)
+                                                         check_peak, coefficients,
+                                                         group_pieces, physical)
 from riskcalc.linear.finite_clients.own_objective import check_near_pooled
 from riskcalc.linear.finite_clients.pfedme_sigma import check_clients
 from riskcalc.linear.finite_clients.shift.limits import global_point
@@ -149,6 +149,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         sv, alpha = sv / scale, alpha * scale
     else:
         scale = 1.0
+    check_peak(gam, p, count, alpha, sv[typ], h, scale)
     excess, weighted = _excesses(gam, p, count)
     # Near pooled N = d, also for the heavy clients alone (weights [1e-3, 1, 1] at gamma 2:
     # the equal-weight N/d - 1 is 0.5, the weighted one 0.012, and the risks moved 3.2e-9
