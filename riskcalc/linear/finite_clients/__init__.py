@@ -38,7 +38,7 @@ from riskcalc._validate import (client_count, integers, nonnegative, parameter,
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
-from riskcalc.linear.finite_clients.result import ClientsLimit
+from riskcalc.linear.finite_clients.result import ClientsLimit, notes
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
@@ -332,27 +332,6 @@ def _own_least_squares(method, gam, sigma, tuning, limits):
     with np.errstate(divide="ignore"):
         own_var = np.where(sig2 == 0, 0.0, sig2 * g / np.where(own, 1.0 - g, 1.0))
     return np.where(own, 0.0, bias), np.where(own, own_var, var)
-
-
-def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
-    """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
-    MAML-FL, whose personalization is the min-norm interpolation whatever alpha).
-    ``per_client``: ``gam``, ``lam`` per client (``clients_limit``), named by 0-based index in
-    the note (the command line's order: the target first), which ``compare --federation``
-    printed unnamed beside the target's finite variance (fuzz39 api F3)."""
-    penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
-    hit = (np.asarray(gam) == 1) & (penalty == 0)
-    if method == "fedavg" or not np.any(hit):
-        return ()
-    if not per_client or hit.all():      # every client: the text of limit(clients=M)
-        return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
-                "min-norm variance is infinite",)
-    ids = np.flatnonzero(hit).tolist()
-    who = ", ".join(map(str, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-    one = len(ids) == 1
-    return (f"gamma = 1 with no ridge penalty at client{'' if one else 's'} {who} (0-based, in "
-            f"the order given): the interpolation threshold, where {'its' if one else 'their'} "
-            "min-norm variance is infinite",)
 
 
 def check_clients(clients):

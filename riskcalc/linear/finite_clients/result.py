@@ -1,5 +1,6 @@
 """The result of ``riskcalc.linear.finite_clients.clients_limit``: every client's finite-M
-limits, with their population means, notes and solver diagnostics."""
+limits, with their population means, notes and solver diagnostics, and the notes (the
+caveats of a finite-M limit) ``clients_limit`` and ``riskcalc.limit`` attach."""
 
 from __future__ import annotations
 
@@ -75,3 +76,24 @@ class ClientsLimit:
         return pd.DataFrame({"method": self.method, **per_client,
                              "weights": self.params["weights"], "bias": self.bias,
                              "variance": self.variance, "risk": self.risk}).rename_axis("client")
+
+
+def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
+    """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
+    MAML-FL, whose personalization is the min-norm interpolation whatever alpha).
+    ``per_client``: ``gam``, ``lam`` per client (``clients_limit``), named by 0-based index in
+    the note (the command line's order: the target first), which ``compare --federation``
+    printed unnamed beside the target's finite variance (fuzz39 api F3)."""
+    penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
+    hit = (np.asarray(gam) == 1) & (penalty == 0)
+    if method == "fedavg" or not np.any(hit):
+        return ()
+    if not per_client or hit.all():      # every client: the text of limit(clients=M)
+        return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
+                "min-norm variance is infinite",)
+    ids = np.flatnonzero(hit).tolist()
+    who = ", ".join(map(str, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    one = len(ids) == 1
+    return (f"gamma = 1 with no ridge penalty at client{'' if one else 's'} {who} (0-based, in "
+            f"the order given): the interpolation threshold, where {'its' if one else 'their'} "
+            "min-norm variance is infinite",)
