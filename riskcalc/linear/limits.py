@@ -308,7 +308,8 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
               "weights": weights}
     return LimitResult(spec.method, params, *out, route="finite_clients",
                        notes=finite_clients.notes(spec.method, gamma,
-                                                  np.broadcast_to(spec.penalty, np.shape(bias)))
+                                                  np.broadcast_to(spec.penalty, np.shape(bias)),
+                                                  var)
                        + said)
 
 

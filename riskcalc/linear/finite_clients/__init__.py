@@ -183,7 +183,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),
-                        notes=notes(info.name, gam, lam_arr, per_client=True) + said,
+                        notes=notes(info.name, gam, lam_arr, var, per_client=True) + said,
                         diagnostics=diagnostics)
 
 

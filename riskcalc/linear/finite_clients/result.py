@@ -78,22 +78,33 @@ class ClientsLimit:
                              "variance": self.variance, "risk": self.risk}).rename_axis("client")
 
 
-def notes(method: str, gam, lam, per_client: bool = False) -> tuple:
+def notes(method: str, gam, lam, variance, per_client: bool = False) -> tuple:
     """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
     MAML-FL, whose personalization is the min-norm interpolation whatever alpha).
     ``per_client``: ``gam``, ``lam`` per client (``clients_limit``), named by 0-based index in
     the note (the command line's order: the target first), which ``compare --federation``
-    printed unnamed beside the target's finite variance (fuzz39 api F3)."""
+    printed unnamed beside the target's finite variance (fuzz39 api F3). At the threshold the
+    min-norm variance is sigma^2 times an infinite factor: the note follows ``variance``,
+    infinite where sigma > 0 and 0 with no noise, where it said "infinite" beside a variance
+    0 (as ``riskcalc.limit``'s own notes did: fuzz40 api F1)."""
     penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
     hit = (np.asarray(gam) == 1) & (penalty == 0)
     if method == "fedavg" or not np.any(hit):
         return ()
+    variance = np.broadcast_to(variance, hit.shape)
+    return tuple(_threshold_note(hit & cond, text, per_client) for cond, text in (
+        (np.isinf(variance), "is infinite"),
+        (variance == 0, "(sigma^2 times an infinite factor) is 0 with sigma = 0 (no noise)"))
+        if np.any(hit & cond))
+
+
+def _threshold_note(hit, text: str, per_client: bool) -> str:
     if not per_client or hit.all():      # every client: the text of limit(clients=M)
         return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
-                "min-norm variance is infinite",)
+                f"min-norm variance {text}")
     ids = np.flatnonzero(hit).tolist()
     who = ", ".join(map(str, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
     one = len(ids) == 1
     return (f"gamma = 1 with no ridge penalty at client{'' if one else 's'} {who} (0-based, in "
             f"the order given): the interpolation threshold, where {'its' if one else 'their'} "
-            "min-norm variance is infinite",)
+            f"min-norm variance {text}")
