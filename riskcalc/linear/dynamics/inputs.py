@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, parameter, per_client, positive
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, ints_beyond, parameter, per_client,
+                                positive)
 from riskcalc._text import distinct, shown_apart
 
 
@@ -48,7 +49,9 @@ def rounds_array(rounds):
         raise ValueError("rounds must list at least one number of rounds T (integers in "
                          f"0..{MAX_INT} (2^53) or numpy.inf), got an empty list")
     fin = np.isfinite(arr)
-    if np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
+    # ints_beyond: rounds=[2**53 + 1] was solved as T = 2^53, its float
+    if (np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT)
+            or ints_beyond(rounds, MAX_INT)):
         raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
                          f"{rounds!r}"[:200])
     distinct("rounds", arr.tolist())    # rounds=[5, 5] solved and returned column 5 twice
@@ -59,7 +62,8 @@ def rounds_array(rounds):
 def local_steps_count(local_steps):
     """K: one integer in 1..2^53, or inf (the exact local solve)."""
     K = as_array("local_steps", local_steps, low=1.0, allow_inf=True)
-    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT)):
+    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT
+                                      or ints_beyond(local_steps, MAX_INT))):
         raise ValueError(f"local_steps must be one integer in 1..{MAX_INT} (2^53) or numpy.inf, "
                          f"got {local_steps!r}")
     return float(K) if np.isinf(K) else int(K)
