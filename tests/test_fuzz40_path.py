@@ -47,3 +47,26 @@ def test_thousands_of_local_steps_at_the_exact_solve_take_its_route(method, extr
     assert np.array_equal(many.risk, exact.risk) and many.params["local_steps"] == 5000
     if route == "fedavg":
         assert seen == [np.inf]
+
+
+def test_exact_prox_divergence_not_called_rounding():
+    """F3: Algorithm 1's exact prox at lam 100, global_step 0.5 under a spectrum (server step
+    g lam = 50, contraction 2.9) refused rounds=inf saying "the contraction 1 - g a rounds to 1
+    (global step g = 0.5 times the bottom ...)": the rounding test read g for the server step,
+    not g lam. It diverges, and says so."""
+    kw = dict(BASE, local_steps=np.inf, lam=100.0, global_step=0.5,
+              spectrum=riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5]))
+    with pytest.raises(ValueError, match="the iteration diverges"):
+        riskcalc.rounds_limit("pfedme", rounds=[np.inf], **kw)
+
+
+def test_exact_prox_contraction_rounded_to_one_still_converges():
+    """F3: Algorithm 1's exact prox at global_step 1e-300 (the server never moves) reported
+    ``converges`` False with contraction 1.0 (rounded); FedAvg's same case says True
+    (fuzz39 dyn2 F8)."""
+    res = riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 10], local_steps=np.inf, lam=1.0,
+                                global_step=1e-300)
+    assert res.converges and np.allclose(res.global_risk, 1.25, rtol=1e-14, atol=0)
+    with pytest.raises(ValueError, match=r"rounds to 1 \(global step g lam = 1e-300"):
+        riskcalc.rounds_limit("pfedme", **BASE, rounds=[np.inf], local_steps=np.inf, lam=1.0,
+                              global_step=1e-300)

@@ -335,20 +335,27 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                 _divergent_range(exc, name, gam, eta, K)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
-    if np.any(np.isinf(T)) and not converges and g * out["edges"][1] < 2.0:
+    # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam
+    # (was g: lam 100, global_step 0.5 under a spectrum, contraction 2.9, was said to "round
+    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum.
+    step = g if name == "fedavg" else g * lam if np.isinf(K) else None
+    rounded = step is not None and step * out["edges"][1] < 2.0
+    if np.any(np.isinf(T)) and not converges and rounded:
         # rho = 1 - g a rounded to 1 (global_step 1e-300 was said to diverge "the global step
         # times the top ... >= 2", which it is not).
-        raise ValueError(f"rounds=inf: the contraction 1 - g a rounds to 1 (global step g = "
-                         f"{g:.3g} times the bottom a = {out['edges'][0]:.3g} of the round map's "
+        raise ValueError(f"rounds=inf: the contraction 1 - g a rounds to 1 (global step "
+                         f"{'g lam' if name == 'pfedme' else 'g'} = {step:.3g} times the "
+                         f"bottom a = {out['edges'][0]:.3g} of the round map's "
                          "spectrum is below double precision), so the fixed point is not "
                          "reached in any number of rounds; raise global_step or step_size")
     if np.any(np.isinf(T)) and not converges:
         raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
-    # FedAvg's map contracts iff 0 < g a and g b < 2 (a > 0 here): rho = 1 - g a rounds to 1
-    # below g a ~ 1e-16 (global_step 1e-300 was reported "converges: false").
-    converges = converges or (name == "fedavg" and g * out["edges"][1] < 2.0)
+    # The map contracts iff 0 < g a and g b < 2 (a > 0 here): rho = 1 - g a rounds to 1
+    # below g a ~ 1e-16 (global_step 1e-300 was reported "converges: false"; so was the exact
+    # prox's until fuzz40 path F3).
+    converges = converges or rounded
     server = out["bias"] + out["variance"]
     if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
         with budgets(*budget):
