@@ -1,5 +1,7 @@
 """Issue 32, fuzz40 (path): what this fuzz found, each test failing before."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,16 @@ def test_exact_prox_contraction_rounded_to_one_still_converges():
     with pytest.raises(ValueError, match=r"rounds to 1 \(global step g lam = 1e-300"):
         riskcalc.rounds_limit("pfedme", **BASE, rounds=[np.inf], local_steps=np.inf, lam=1.0,
                               global_step=1e-300)
+
+
+@pytest.mark.parametrize("g", [1e-300, 1e-8])
+def test_algorithm1_tiny_global_step_named_in_the_refusal(g):
+    """F4: Algorithm 1 with K = 2 local steps at global_step 1e-300 raised "cannot convert float
+    infinity to integer (... lower global_step or step_size)" with a RuntimeWarning (the
+    contour through the pole: node count int(inf)); at 1e-8 the refusal advised lam or
+    step_size only. Both now name a larger global_step, without warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(riskcalc.SolverError, match="give a larger global_step"):
+            riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 10], local_steps=2,
+                                  step_size=0.1, lam=1.0, global_step=g)

@@ -48,17 +48,17 @@ def accepted_rule(make_laws, solve, budget, hint):
                       f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
 
 
-def ellipses(lo, hi, rho, t_max, top, gam):
+def ellipses(lo, hi, rho, t_max, top, gam, gl=None):
     """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
     (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top, ``gam``
-    the clients' gamma_j."""
+    the clients' gamma_j, ``gl`` the server step global_step lam (for the message)."""
     try:
         return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
                 for shrink in (1.0, 0.7)]
     except SolverError as exc:
         # Its nodes grow like 1 / sqrt(1 - top) here, not with a spectrum near 0 (FedAvg's).
         raise SolverError(f"Algorithm 1's curves: {why_nodes(top, rho)} its contour needs more "
-                          f"than {MAX_NODES} nodes; {fix_nodes(rho, gam)}") from exc
+                          f"than {MAX_NODES} nodes; {fix_nodes(rho, gam, gl)}") from exc
 
 
 def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):

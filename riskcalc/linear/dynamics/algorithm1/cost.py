@@ -91,8 +91,10 @@ def why_nodes(top, rho) -> str:
     return f"the round map's top 1 - {1.0 - top:.2g} is so near 1 that"
 
 
-def fix_nodes(rho, gam=None) -> str:
-    """What brings the nodes down (``why_nodes``); with the clients' ``gam``, pooled N / d."""
+def fix_nodes(rho, gam=None, gl=None) -> str:
+    """What brings the nodes down (``why_nodes``); with the clients' ``gam``, pooled N / d; with
+    the server step ``gl`` = global_step lam below 1, a larger global_step (1 - top falls with
+    it: global_step 1e-8 at lam 1 was advised only lam or step_size)."""
     if rho > 1.0:
         return ("give a smaller global_step (the paper's 1 / lam makes the server model the "
                 "average of the clients') or fewer rounds")
@@ -101,6 +103,9 @@ def fix_nodes(rho, gam=None) -> str:
     # Not monotone in lam: 1 - top ~ step_size lam for small lam, ~ L / lam past the clients'
     # sample eigenvalues at the default global_step 1 / lam (lam = 1e5, L = 2.9, step_size at 0.9
     # of its bound: "give a larger lam" was said, which makes it worse).
-    return ("give a larger lam or step_size where step_size lam is small, or a smaller lam where "
+    server = ("" if gl is None or gl >= 1.0 else "give a larger global_step (global_step lam = "
+              f"{gl:.3g} < 1: the server model moves by about that much per round), or ")
+    return (f"{server}give a larger lam or step_size where step_size lam is small, or a smaller "
+            "lam where "
             "lam is far above the clients' sample eigenvalues (1 - top falls as step_size lam "
             f"-> 0 and, at the default global_step 1 / lam, as lam grows past them{pooled})")

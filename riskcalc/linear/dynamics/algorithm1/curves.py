@@ -200,7 +200,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         return merge(part, fixed, finite, sp)
     # The work is known but for the rule's size Q once the node counts are: refused before
     # the contours (at the first rule) and before each finer rule, the final Q at least that.
-    shapes = None if "disk" in sp else ellipses(lo_c, top_c, rho, t_max, top, gam)
+    shapes = None if "disk" in sp else ellipses(lo_c, top_c, rho, t_max, top, gam, gl)
     sizes = circles(rho, t_max)[1] if shapes is None else [e[3] for e in shapes]
 
     def budget(q):
