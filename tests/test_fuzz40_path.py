@@ -85,3 +85,14 @@ def test_algorithm1_tiny_global_step_named_in_the_refusal(g):
         with pytest.raises(riskcalc.SolverError, match="give a larger global_step"):
             riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 10], local_steps=2,
                                   step_size=0.1, lam=1.0, global_step=g)
+
+
+def test_local_steps_past_the_floats_refused_without_numpy_warnings():
+    """F5: FedAvg (Sigma = I) with K = 3 steps of 1e100 (the local filter reaches 2e302) was
+    refused ("the local steps diverge") after some 100 numpy RuntimeWarnings (overflow in the
+    filter's moments) in the Python API."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="the local steps diverge"):
+            riskcalc.rounds_limit("fedavg", **BASE, rounds=[1, 10], local_steps=3,
+                                  step_size=1e100)
