@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import riskcalc
+from tests.helpers import run_cli
 
 BASE = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0)
 
@@ -96,3 +97,20 @@ def test_local_steps_past_the_floats_refused_without_numpy_warnings():
         with pytest.raises(ValueError, match="the local steps diverge"):
             riskcalc.rounds_limit("fedavg", **BASE, rounds=[1, 10], local_steps=3,
                                   step_size=1e100)
+
+
+def test_rounds_limit_carries_notes(capsys):
+    """Item 3 of the brief: ``RoundsLimit`` had no ``notes`` (``ClientsLimit`` and ``Limit``
+    have): K = 5000 steps solved as the exact local solve (F2) and pooled samples that do not
+    span R^d (sum_j 1/gamma_j < 1: theta_0's part outside their span never learned) now say
+    so, in ``notes``, ``as_dict`` and under ``predict``'s table."""
+    many = riskcalc.rounds_limit("fedavg", **BASE, rounds=[1], local_steps=5000, step_size=0.1)
+    assert len(many.notes) == 1 and "solved as local_steps = inf" in many.notes[0]
+    assert many.as_dict()["notes"] == list(many.notes)
+    few = riskcalc.rounds_limit("fedavg", **BASE, rounds=[1], local_steps=5, step_size=0.1)
+    assert few.notes == ()
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", "4", "--clients", "2", "--r",
+                              "0.5", "--sigma", "0.5", "--signal", "1", "--rounds", "1,inf",
+                              "--local-steps", "2", "--local-step-size", "0.05"], capsys)
+    assert code == 0, err
+    assert "note: pooled N / d = sum_j 1/gamma_j = 0.5 < 1" in out

@@ -28,7 +28,8 @@ from riskcalc._validate import canonical_method, parameter, positive
 from riskcalc._text import shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
-                                             local_steps_count, rounds_array, weight_vector)
+                                             local_steps_count, rounds_array, rounds_notes,
+                                             weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -383,7 +384,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"], out.get("personalize"),
-                         _budget=budget, _call=call)
+                         _budget=budget, _call=call,
+                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None))
     if name == "pfedme":
         result._cache["local"] = risk
     return result

@@ -128,6 +128,26 @@ def effective_steps(K, eta: float, gam, lam: float = 0.0):
                      "solve")
 
 
+def rounds_notes(gam, K, eta, lam, covariance) -> tuple:
+    """``RoundsLimit.notes`` (``covariance``: a spectrum or covariate shift): finite local
+    steps solved as the exact local solve they equal to rounding (Sigma = I,
+    ``effective_steps``), and pooled samples that do not span R^d, where training from 0 never
+    learns theta_0's part outside their span (sum_j 1/gamma_j < 1)."""
+    out = []
+    if (np.isfinite(K) and not covariance
+            and np.isinf(effective_steps(K, eta, gam, lam or 0.0))):
+        out.append(f"local_steps = {K}: within rounding of the exact local solve (max_j "
+                   "abs(1 - step_size (s + lam))^K < 2^-53 on the clients' sample spectra, "
+                   "lam = 0 for FedAvg), solved as local_steps = inf")
+    inv = float(np.sum(1.0 / gam))
+    if inv < 1.0:
+        out.append(f"pooled N / d = sum_j 1/gamma_j = {inv:.6g} < 1: the pooled samples do not "
+                   "span R^d, and training from 0 never learns the part of theta_0 outside "
+                   "their span (signal^2 (1 - N / d) under Sigma = I); T = inf is the pooled "
+                   "min-norm solution")
+    return tuple(out)
+
+
 def weight_vector(weights, gam):
     """The clients' weights p_j (summing to 1) from "samples", "uniform" or a vector."""
     from riskcalc.linear.client_weights import check_weights, client_weight_vector, client_weights
