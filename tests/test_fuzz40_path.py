@@ -114,3 +114,28 @@ def test_rounds_limit_carries_notes(capsys):
                               "--local-steps", "2", "--local-step-size", "0.05"], capsys)
     assert code == 0, err
     assert "note: pooled N / d = sum_j 1/gamma_j = 0.5 < 1" in out
+
+
+def test_algorithm1_large_global_step_at_identity_answers():
+    """F7: Algorithm 1 (Sigma = I, K = 2 steps of 0.1, lam 1) at global_step 300 (contraction
+    250) was refused for 5.9 GB of contour work while the pencil route of a spectrum answers in
+    0.5 s; now Sigma = I falls back to it. Checked at T = 1 against the closed form: the server
+    model is g lam sum_j p_j (a S_j - b S_j^2) theta_j + noise, a = 2 eta - eta^2 lam,
+    b = eta^2, whose risk takes the Marchenko-Pastur moments 1, 1 + g, 1 + 3g + g^2,
+    1 + 6g + 6g^2 + g^3 of S_j and freeness across clients."""
+    res = riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 3], local_steps=2, step_size=0.1,
+                                lam=1.0, global_step=300.0)
+    gam = np.array(BASE["gamma"])
+    p, G, eta, lam = (1 / gam) / np.sum(1 / gam), 300.0, 0.1, 1.0
+    a, b = 2 * eta - eta ** 2 * lam, eta ** 2
+    mom = [(1.0, 1 + g, 1 + 3 * g + g * g, 1 + 6 * g + 6 * g * g + g ** 3) for g in gam]
+    t1 = np.array([a * m[0] - b * m[1] for m in mom])
+    t2 = np.array([a * a * m[1] - 2 * a * b * m[2] + b * b * m[3] for m in mom])
+    tn = np.array([a * a * m[0] - 2 * a * b * m[1] + b * b * m[2] for m in mom])
+    c, r2, s2 = G * p, 0.25, 0.25
+    mean = np.sum(c * t1)
+    free = np.sum(c ** 2 * t2) + mean ** 2 - np.sum((c * t1) ** 2) - 2 * mean + 1
+    noise = np.sum(G ** 2 * p ** 2 * s2 * gam * tn)
+    want = free + r2 * np.sum(c ** 2 * t2) - 2 * r2 * c * t1 + r2 + noise
+    np.testing.assert_allclose(res.global_risk[:, 0], want, rtol=1e-9)
+    assert not res.converges and res.global_risk[0, 1] > 1e12

@@ -277,7 +277,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
-            out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
+            from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
+
+            out = algorithm1_identity(gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared and prox_sigma.takes_projection(gam, spectrum, lam):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
             from riskcalc.linear.dynamics.sigma.guards import pencil_work

@@ -21,6 +21,15 @@ MARGIN = 1.5
 BYTES_PER_UNIT = 240.0
 
 
+class CurvesBudget(ValueError):
+    """``check_curves``' refusal, with the round map's contraction ``rho`` (where it exceeds
+    1, ``rounds_limit`` tries the pencil route of the identity spectrum instead)."""
+
+    def __init__(self, message: str, rho: float):
+        super().__init__(message)
+        self.rho = rho
+
+
 def curves_seconds(M, n1, n2, q):
     """Estimated process seconds of the whole ``rounds_limit`` call (round map spectrum,
     contours, the two-point traces and the clients' own models): its bulk is about a dozen
@@ -59,9 +68,9 @@ def curves_bytes(M, n1, n2, q):
 
 
 def check_curves(M, n1, n2, q, top, rho, final=True):
-    """ValueError when ``curves_seconds`` exceeds the allowed seconds (``sigma.budget.allowed``,
-    default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory (``allowed_bytes``, default
-    4 GB). ``final``: q is the accepted rule's size (after the contours, before the two-point
+    """``CurvesBudget`` (a ValueError) when ``curves_seconds`` exceeds the allowed seconds
+    (``sigma.budget.allowed``, default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory
+    (``allowed_bytes``, default 4 GB). ``final``: q is the accepted rule's size (after the contours, before the two-point
     work); else a rule about to be tried, which the accepted one is at least, so the estimate is
     a lower bound (before the contours' work at that rule). The nodes grow like
     1 / sqrt(1 - top) and the rule with them: the round map's top nears 1 as eta lam -> 0
@@ -75,10 +84,10 @@ def check_curves(M, n1, n2, q, top, rho, final=True):
             if need > limit else
             f"hold {about} {need_b / 1e9:.3g} GB at its peak (estimated; more than the "
             f"{limit_b / 1e9:.3g} GB allowed)")
-    raise ValueError(
+    raise CurvesBudget(
         f"Algorithm 1's curves would {what}: {why_nodes(top, rho)} its contours need "
         f"{n1 + n2} nodes and a rule of {'' if final else 'at least '}{q} nodes for {M} "
-        f"clients; {fix_nodes(rho)}, " + (MORE_TIME if need > limit else MORE_MEMORY))
+        f"clients; {fix_nodes(rho)}, " + (MORE_TIME if need > limit else MORE_MEMORY), rho)
 
 
 def why_nodes(top, rho) -> str:
