@@ -139,3 +139,24 @@ def test_algorithm1_large_global_step_at_identity_answers():
     want = free + r2 * np.sum(c ** 2 * t2) - 2 * r2 * c * t1 + r2 + noise
     np.testing.assert_allclose(res.global_risk[:, 0], want, rtol=1e-9)
     assert not res.converges and res.global_risk[0, 1] > 1e12
+
+
+@pytest.mark.parametrize("lam", [1e-9, 1e-12])
+def test_algorithm1_tiny_lam_refused_before_the_edge_solve(lam):
+    """F8: Algorithm 1 (K = 2, step 0.1) at lam 1e-9 spent 11-12 s in the round map's edge
+    solve before a refusal for its contour's nodes; at lam 1e-12 the solve returned a
+    contraction 1 + 6.5e-12 and the refusal called it a divergence ("the server step
+    global_step lam too large", at the default global_step lam = 1), with a RuntimeWarning.
+    The top is at least (1 - step_size lam)^K here (client 1's atom at 0): refused at once."""
+    from riskcalc.linear.dynamics.algorithm1 import curves
+
+    def slow(*args, **kwargs):
+        raise AssertionError("the edge solve ran")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(curves, "round_map_spectrum", slow)
+            with pytest.raises(riskcalc.SolverError, match=r"top 1 - 2e-1\d or nearer .* so "
+                               r"near 1 .*larger lam or step_size"):
+                riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 5], local_steps=2,
+                                      step_size=0.1, lam=lam)

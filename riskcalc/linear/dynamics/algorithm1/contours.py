@@ -48,6 +48,33 @@ def accepted_rule(make_laws, solve, budget, hint):
                       f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
 
 
+#: Least 1 - sup a (``check_top_gap``) with which the curves' edge solve is tried.
+TOP_GAP = 1e-9
+
+
+def check_top_gap(gam, lam, eta, K, gl):
+    """SolverError before the round map's edge solve where its top is within ``TOP_GAP`` of 1:
+    the top is at least sup a, a(s) = (1 - eta (s + lam))^K over the clients' sample spectra
+    (``algorithm1.rate``), and with 1 - top at most 1e-9 no contour of ``MAX_NODES`` nodes
+    resolves the curves (measured, gamma (0.5, 2), K = 2, eta 0.1: 1 - top from 1.6e-9 down
+    refused for its nodes), while the edge solve itself took 11-12 s at lam 1e-9 and at lam
+    1e-12 found a contraction 1 + 6.5e-12, refused as a divergence (fuzz40 path F8). Pooled
+    samples that do not span (their null space held apart) are left to the edge solve."""
+    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+        return
+    low = np.where(gam > 1.0, 0.0, (1.0 - np.sqrt(gam)) ** 2)
+    x_low, x_high = eta * (low + lam), eta * ((1.0 + np.sqrt(gam)) ** 2 + lam)
+    with np.errstate(invalid="ignore", divide="ignore"):    # x_low >= 1: far from 1
+        precise = -np.expm1(K * np.log1p(-x_low))              # 1 - a, no cancellation
+    gap_low = np.where(x_low < 1.0, precise, 1.0 - (1.0 - x_low) ** K)
+    gap = float(np.min(np.minimum(gap_low, 1.0 - (1.0 - x_high) ** K)))
+    if gap < TOP_GAP:
+        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {gap:.2g} or nearer "
+                          f"(its local steps' slowest factor (1 - step_size (s + lam))^K on the "
+                          f"clients' sample spectra) is so near 1 that its contour needs more "
+                          f"than {MAX_NODES} nodes; {fix_nodes(0.0, gam, gl)}")
+
+
 def ellipses(lo, hi, rho, t_max, top, gam, gl=None):
     """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
     (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top, ``gam``
