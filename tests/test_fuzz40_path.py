@@ -160,3 +160,17 @@ def test_algorithm1_tiny_lam_refused_before_the_edge_solve(lam):
                                r"near 1 .*larger lam or step_size"):
                 riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 5], local_steps=2,
                                       step_size=0.1, lam=lam)
+
+
+@pytest.mark.parametrize("cov", [{"spectrum": riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5])},
+                                 {"spectra": ["two-point:1,4,0.5", "scaled:2"]}])
+@pytest.mark.parametrize("kw, why", [({"global_step": 1e-300, "step_size": 0.02},
+                                      "larger global_step"),
+                                     ({"step_size": 1e-12}, "larger lam or step_size")])
+def test_algorithm1_top_near_one_under_a_covariance_named(cov, kw, why):
+    """F8 under a spectrum and covariate shift: Algorithm 1 (K = 2, lam 1) at global_step
+    1e-300 or step_size 1e-12 raised "the spectrum of the round map was not found on the scan",
+    naming neither; at lam 1e-9 it blamed pooled N near d (N / d = 2.5)."""
+    with pytest.raises(riskcalc.SolverError, match=f"so near 1 .*{why}"):
+        riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 5], local_steps=2, lam=1.0,
+                              **kw, **cov)

@@ -250,8 +250,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics import ROUTES
     from riskcalc.linear.dynamics.sigma import prox_sigma
 
+    from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause)
+
+    def reach_top(gam, lam, eta, K, gl, T, top):    # Algorithm 1, K steps: finite rounds asked
+        if np.any(np.isfinite(T) & (T > 0)):
+            check_top_gap(gam, lam, eta, K, gl, top)
 
     budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
                                                                ndim=0)), gigabytes(max_gigabytes))
@@ -266,6 +271,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif name == "pfedme" and joint is not None:
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
+            reach_top(gam, lam, eta, K, g * lam, T, float(np.max(joint.values)))
             out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)
         elif name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
@@ -274,6 +280,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             # The edge scans share pencil_edges' reach near 0: the exact-prox check refuses
             # spectra whose small band they would miss (atoms (1e-4, 1): contraction 0.95
             # reported where directions of eigenvalue 1e-4 barely move).
+            reach_top(gam, lam, eta, K, g * lam, T, float(np.max(spectrum.atoms)))
             pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
