@@ -174,3 +174,16 @@ def test_algorithm1_top_near_one_under_a_covariance_named(cov, kw, why):
     with pytest.raises(riskcalc.SolverError, match=f"so near 1 .*{why}"):
         riskcalc.rounds_limit("pfedme", **BASE, rounds=[1, 5], local_steps=2, lam=1.0,
                               **kw, **cov)
+
+
+@pytest.mark.parametrize("method, kw", [("pfedme", {"local_steps": 2, "step_size": 0.1,
+                                                    "lam": 1.0}),
+                                        ("fedavg", {"local_steps": np.inf})])
+def test_simulated_fixed_point_of_a_stalled_server_names_global_step(method, kw):
+    """F10: ``simulate_rounds(rounds=[inf], global_step=1e-300)`` refused "spectral radius 1 >=
+    1 ... lower the step sizes", which makes it worse; the limit says "raise global_step"."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    with pytest.raises(ValueError, match="raise global_step"):
+        simulate_rounds(method, **BASE, rounds=[np.inf], global_step=1e-300, d=40, reps=2,
+                        **kw)
