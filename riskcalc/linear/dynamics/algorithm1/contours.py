@@ -64,10 +64,13 @@ def check_top_gap(gam, lam, eta, K, gl, top=None):
     (fuzz40 path F8). ``top``: the covariance's largest eigenvalue (None: Sigma = I, whose
     sample spectra are [(1 - sqrt g)^2, (1 + sqrt g)^2] exactly; else the bottom of each is at
     most top (1 - sqrt g)^2, 0 where gamma_j > 1). Pooled samples that do not span (their
-    null space held apart) are left to the edge solve."""
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
-        return
-    low = np.where(gam > 1.0, 0.0, (1.0 if top is None else top) * (1.0 - np.sqrt(gam)) ** 2)
+    null space held apart) and local steps at or past their stability edge (eta (L + lam) >= 2,
+    L bounded by top (1 + sqrt g)^2) are left to the routes."""
+    scale = 1.0 if top is None else top
+    if (np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0
+            or eta * (scale * np.max((1.0 + np.sqrt(gam)) ** 2) + lam) >= 2.0):
+        return      # the routes' own scope checks say why (diverging local steps)
+    low = np.where(gam > 1.0, 0.0, scale * (1.0 - np.sqrt(gam)) ** 2)
     x_low = eta * (low + lam)
     with np.errstate(invalid="ignore", divide="ignore"):    # x_low >= 1: far from 1
         precise = -np.expm1(K * np.log1p(-x_low))              # 1 - a, no cancellation
