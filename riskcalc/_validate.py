@@ -346,17 +346,21 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
     if arr.size == 0:      # was an empty result (steps_limit(steps=[]): arrays of length 0)
         raise ValueError(f"{name} must be an integer or a non-empty array of integers, got an "
                          "empty array")
-    # Exact integers compared before their float rounding: 2^53 + 1 is the float 2^53.
-    raw = np.asarray(value, dtype=object if isinstance(value, (list, tuple)) else None)
-    if raw.dtype.kind in "iu":
-        over = bool(np.any(raw > maximum))
-    else:       # Python ints (in a list, or beyond int64)
-        over = raw.dtype.kind == "O" and any(
-            isinstance(v, (int, np.integer)) and v > maximum for v in np.ravel(raw))
-    if over or not np.all((arr == np.round(arr)) & (arr <= maximum)):
+    if ints_beyond(value, maximum) or not np.all((arr == np.round(arr)) & (arr <= maximum)):
         raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
                          f"{_short(value)}")
     return arr
+
+
+def ints_beyond(value, maximum: int) -> bool:
+    """Whether an integer of ``value`` (a number or a list of them, as given) exceeds
+    ``maximum``, compared before its float rounding: 2^53 + 1 is the float 2^53."""
+    raw = np.asarray(value, dtype=object if isinstance(value, (list, tuple)) else None)
+    if raw.dtype.kind in "iu":
+        return bool(np.any(raw > maximum))
+    # Python ints (in a list, or beyond int64)
+    return raw.dtype.kind == "O" and any(
+        isinstance(v, (int, np.integer)) and v > maximum for v in np.ravel(raw))
 
 
 def path(name: str, value, what: str = "file") -> Path:

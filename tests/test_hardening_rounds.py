@@ -117,8 +117,9 @@ def test_python_api_refuses_with_a_value_error(call, message):
 
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_a_global_step_beyond_floats_is_a_solver_error():
-    # was: OverflowError "cannot convert float infinity to integer" (a traceback on the CLI)
-    with pytest.raises(riskcalc.SolverError, match="lower global_step or step_size"):
+    # was: OverflowError "cannot convert float infinity to integer" (a traceback on the CLI);
+    # since fuzz40 path F4 the contour's node count refuses it without overflowing
+    with pytest.raises(riskcalc.SolverError, match="diverges .*give a smaller global_step"):
         riskcalc.rounds_limit("pfedme", **{**B, "gamma": 0.5, "local_steps": 5,
                                            "step_size": 0.05}, lam=1.0, global_step=1e100)
 

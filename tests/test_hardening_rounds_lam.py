@@ -95,11 +95,12 @@ def test_contour_beyond_its_nodes_names_the_step_not_the_rounds():
                               rounds=[5], local_steps=1, step_size=1e-12)
 
 
-@pytest.mark.parametrize("g", [1e4, 1e6])
+@pytest.mark.parametrize("g", [1e6])
 def test_divergent_server_step_named(g):
     """global_step 1e4 and 1e6 at lam = 1 (contraction far above 1): the refusal said "the
     round map's top 1 - 0.03 is so near 1" and asked for a larger lam (fuzz26 #4); it names
-    the divergence and a smaller global_step."""
+    the divergence and a smaller global_step. (1e4 answers since fuzz40 path F7, on the
+    spectrum route at the identity: tests/test_fuzz40_path.py.)"""
     with pytest.raises((ValueError, riskcalc.SolverError),
                        match=r"diverges \(contraction .* > 1.*smaller global_step"):
         riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=1.0, sigma=1.0, signal=1.0, lam=1.0,

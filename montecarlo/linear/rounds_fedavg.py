@@ -54,6 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from montecarlo.linear.rounds_propagate import fedavg_factors
+from montecarlo.linear.rounds_inputs import stalled_advice
 
 QUANTITIES = ("risk", "bias", "variance", "local_risk", "global_risk",
               "distance_to_fixed_point", "global_distance")
@@ -138,8 +139,8 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     radius = float(np.max(np.abs(1.0 - g * delta[np.abs(delta) > tol])))
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the iteration does not converge (spectral radius of its "
-                         f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); lower "
-                         "the step sizes")
+                         f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
+                         + stalled_advice(g))
     Y = [W.T @ R for R, _ in basis]
     ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
     NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu

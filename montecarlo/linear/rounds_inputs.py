@@ -18,6 +18,17 @@ from riskcalc.spectrum import Spectrum
 METHODS = ("fedavg", "fedprox", "pfedme")
 
 
+def stalled_advice(gl: float) -> str:
+    """What brings a round map's spectral radius below 1 (the simulations' refusal of rounds
+    = inf): a larger global step where the server step ``gl`` (g, or g lam for Algorithm 1)
+    is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to "lower the step
+    sizes"), smaller step sizes otherwise."""
+    if gl < 2.0 ** -52:
+        return (f"the server step {gl:.3g} leaves 1 - step x at 1 to rounding: raise "
+                "global_step")
+    return "lower the step sizes"
+
+
 def sample_sizes(params) -> np.ndarray:
     """n_j = round(d / gamma_j) of every client (``instances.sample_size``)."""
     d = np.shape(params["s"])[-1]

@@ -55,6 +55,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from montecarlo.linear.estimators import spectral_filter
+from montecarlo.linear.rounds_inputs import stalled_advice
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.personalize import personalization_filter
 
@@ -365,7 +366,7 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the {prop.method} iteration does not converge (spectral radius of "
                          f"its round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
-                         "lower the step sizes")
+                         + stalled_advice(prop.g * (prop.lam or 1.0)))
 
     def record(cols, w, local):
         for j in range(m):

@@ -343,5 +343,5 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    compare_text(args, pred, out, ftfa, tuple(n for n in (note, spread) if n))
+    compare_text(args, pred, out, ftfa, tuple(n for n in (note, spread) if n) + pred.notes)
     return 0

@@ -71,6 +71,8 @@ def predict_text(args, res, pers, asked_pers, local) -> None:
         print(f"  {label:>7} " + " ".join(cell(v) for v in row))
     for line in overflow_note(res, shown):
         print(line)
+    for line in res.notes:      # RoundsLimit.notes (exact local solves, pooled N < d)
+        print(f"  note: {line}")
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
         if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
@@ -92,11 +94,11 @@ def predict_text(args, res, pers, asked_pers, local) -> None:
 def compare_text(args, pred, out, ftfa, notes=()) -> None:
     """``compare METHOD --rounds ...``'s table: predicted next to simulated per T (``out``:
     the JSON rows, ``ftfa``: the personalization after round T or None, ``notes``: lines
-    printed under the parameters)."""
+    printed under the parameters, the realized gammas' and ``RoundsLimit.notes``)."""
     print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
     print(guards.params_line(pred.params))
-    for line in notes:          # why the gammas shown are not those asked
+    for line in notes:          # why the gammas shown are not those asked, and the limit's
         print(f"  note: {line}")
     print(round_map_line(pred))
     shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")

@@ -28,7 +28,8 @@ from riskcalc._validate import canonical_method, parameter, positive
 from riskcalc._text import shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
-                                             local_steps_count, rounds_array, weight_vector)
+                                             local_steps_count, rounds_array, rounds_notes,
+                                             weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -249,8 +250,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics import ROUTES
     from riskcalc.linear.dynamics.sigma import prox_sigma
 
+    from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause)
+
+    def reach_top(gam, lam, eta, K, gl, T, top):    # Algorithm 1, K steps: finite rounds asked
+        if np.any(np.isfinite(T) & (T > 0)):
+            check_top_gap(gam, lam, eta, K, gl, top)
 
     budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
                                                                ndim=0)), gigabytes(max_gigabytes))
@@ -265,6 +271,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif name == "pfedme" and joint is not None:
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
+            reach_top(gam, lam, eta, K, g * lam, T, float(np.max(joint.values)))
             out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)
         elif name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
@@ -273,10 +280,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             # The edge scans share pencil_edges' reach near 0: the exact-prox check refuses
             # spectra whose small band they would miss (atoms (1e-4, 1): contraction 0.95
             # reported where directions of eigenvalue 1e-4 barely move).
+            reach_top(gam, lam, eta, K, g * lam, T, float(np.max(spectrum.atoms)))
             pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
-            out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
+            from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
+
+            out = algorithm1_identity(gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared and prox_sigma.takes_projection(gam, spectrum, lam):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
@@ -335,20 +345,27 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                 _divergent_range(exc, name, gam, eta, K)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
-    if np.any(np.isinf(T)) and not converges and g * out["edges"][1] < 2.0:
+    # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam
+    # (was g: lam 100, global_step 0.5 under a spectrum, contraction 2.9, was said to "round
+    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum.
+    step = g if name == "fedavg" else g * lam if np.isinf(K) else None
+    rounded = step is not None and step * out["edges"][1] < 2.0
+    if np.any(np.isinf(T)) and not converges and rounded:
         # rho = 1 - g a rounded to 1 (global_step 1e-300 was said to diverge "the global step
         # times the top ... >= 2", which it is not).
-        raise ValueError(f"rounds=inf: the contraction 1 - g a rounds to 1 (global step g = "
-                         f"{g:.3g} times the bottom a = {out['edges'][0]:.3g} of the round map's "
+        raise ValueError(f"rounds=inf: the contraction 1 - g a rounds to 1 (global step "
+                         f"{'g lam' if name == 'pfedme' else 'g'} = {step:.3g} times the "
+                         f"bottom a = {out['edges'][0]:.3g} of the round map's "
                          "spectrum is below double precision), so the fixed point is not "
                          "reached in any number of rounds; raise global_step or step_size")
     if np.any(np.isinf(T)) and not converges:
         raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
-    # FedAvg's map contracts iff 0 < g a and g b < 2 (a > 0 here): rho = 1 - g a rounds to 1
-    # below g a ~ 1e-16 (global_step 1e-300 was reported "converges: false").
-    converges = converges or (name == "fedavg" and g * out["edges"][1] < 2.0)
+    # The map contracts iff 0 < g a and g b < 2 (a > 0 here): rho = 1 - g a rounds to 1
+    # below g a ~ 1e-16 (global_step 1e-300 was reported "converges: false"; so was the exact
+    # prox's until fuzz40 path F3).
+    converges = converges or rounded
     server = out["bias"] + out["variance"]
     if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
         with budgets(*budget):
@@ -376,7 +393,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"], out.get("personalize"),
-                         _budget=budget, _call=call)
+                         _budget=budget, _call=call,
+                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None))
     if name == "pfedme":
         result._cache["local"] = risk
     return result

@@ -134,12 +134,17 @@ class ClientLaws:
 
             # E[q^n] (n = 1..3) and E[q^n / s] (n = 1..3; q / s is a polynomial, its value
             # at the atom 0 included): the constants of the recursions of ``families``.
-            mom = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2, self.q(s) ** 3,
-                                          q_over_s(s), self.q(s) * q_over_s(s),
-                                          self.q(s) ** 2 * q_over_s(s)))
-            m1, m2 = mom[0], mom[1]
+            # Divergent local steps past the floats (step_size 1e100, K = 3: q ~ 1e300) give
+            # inf moments, which the round map's edge solve then refuses (``api``'s
+            # ``_divergent_range`` says why): without numpy's overflow warnings on the way.
+            with np.errstate(over="ignore", invalid="ignore"):
+                mom = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2, self.q(s) ** 3,
+                                              q_over_s(s), self.q(s) * q_over_s(s),
+                                              self.q(s) ** 2 * q_over_s(s)))
+                m1, m2 = mom[0], mom[1]
+                self.var = self.p ** 2 * (m2 - m1 ** 2)
             self.moments_q, self.moments_qs = mom[:3], mom[3:]
-            self.mean, self.var = self.p * m1, self.p ** 2 * (m2 - m1 ** 2)
+            self.mean = self.p * m1
             self.a2, self.q2s = 1.0 - 2.0 * m1 + m2, mom[4]
         self.bottom = np.where(self.mu0 > 0, 0.0, self.lo)
         self.top = np.maximum(self.hi, 0.0)

@@ -172,17 +172,20 @@ def _node_count(t, degree):
     """max(degree + 16, 40 / t) nodes, a multiple of 8, refused beyond MAX_NODES, naming the
     rounds where their degree alone needs them (global step 1e-8 at T = 1e9 was told "lower
     global_step")."""
-    n = int(max(degree + 16, np.ceil(40.0 / t)))
-    n += (-n) % 8
+    # t = 0: an ellipse through the pole (a round map's top of 1 to rounding, Algorithm 1 at
+    # global_step 1e-300) was int(inf), "cannot convert float infinity to integer".
+    span = 40.0 / t if t > 0 else np.inf
+    n = max(degree + 16, np.ceil(span))
+    n = n + (-n) % 8 if np.isfinite(n) else n
     if n > MAX_NODES:
-        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES})" + (
+        raise SolverError(f"round map contour: {n:.0f} nodes needed (more than {MAX_NODES})" + (
             f" for the rounds asked, polynomials of degree {degree} in the round map's spectrum "
             "not yet at their fixed point; ask for fewer rounds (global_step times the rounds "
             "sets how far the iteration gets: a larger global_step gets as far in fewer rounds)"
-            if degree + 16 >= 40.0 / t else ": the spectrum of the round map is too close to 0, "
+            if degree + 16 >= span else ": the spectrum of the round map is too close to 0, "
             "the rounds too many, or the global step so large that (1 - g z)^T swamps the "
             "curve; ask fewer rounds or lower global_step"))
-    return n
+    return int(n)
 
 
 def _around_zero(a, b, g, rho, t_max_rounds, shrink=1.0):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, parameter, per_client, positive
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, ints_beyond, parameter, per_client,
+                                positive)
 from riskcalc._text import distinct, shown_apart
 
 
@@ -48,7 +49,9 @@ def rounds_array(rounds):
         raise ValueError("rounds must list at least one number of rounds T (integers in "
                          f"0..{MAX_INT} (2^53) or numpy.inf), got an empty list")
     fin = np.isfinite(arr)
-    if np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
+    # ints_beyond: rounds=[2**53 + 1] was solved as T = 2^53, its float
+    if (np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT)
+            or ints_beyond(rounds, MAX_INT)):
         raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
                          f"{rounds!r}"[:200])
     distinct("rounds", arr.tolist())    # rounds=[5, 5] solved and returned column 5 twice
@@ -59,7 +62,8 @@ def rounds_array(rounds):
 def local_steps_count(local_steps):
     """K: one integer in 1..2^53, or inf (the exact local solve)."""
     K = as_array("local_steps", local_steps, low=1.0, allow_inf=True)
-    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT)):
+    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT
+                                      or ints_beyond(local_steps, MAX_INT))):
         raise ValueError(f"local_steps must be one integer in 1..{MAX_INT} (2^53) or numpy.inf, "
                          f"got {local_steps!r}")
     return float(K) if np.isinf(K) else int(K)
@@ -90,16 +94,22 @@ MIN_STEP_SIZE = 1e-12
 #: more than 2 minutes and 1 GB at 10^5; K = 10^9 asked for 8 GB for the roots alone).
 MAX_LOCAL_STEPS = 10_000
 
+#: Fewest local steps taken as the exact local solve when they reach it to rounding
+#: (``effective_steps``): K = 5000 steps of 0.1 at gamma (0.5, 2), exact to 2^-53, took 22 s
+#: (FedAvg) and 135 s (Algorithm 1, lam 1) where K = inf takes 0.05-0.3 s (fuzz40 path F2);
+#: below it K steps are solved as such (the tests compare K = 400 with K = inf that way).
+EXACT_FROM = 1000
+
 
 def effective_steps(K, eta: float, gam, lam: float = 0.0):
-    """K, or inf when K local steps are the exact local solve to rounding: q(s) = 1 - (1 - eta
-    s)^K is 1 within 2^-53 on every client's continuous spectrum [(1 - sqrt g)^2, (1 + sqrt
-    g)^2] (and 0 at its atom at 0 for any K). Algorithm 1 (``lam`` > 0): its warm-started steps
-    on f_j + lam/2 ||. - w||^2 contract by (1 - eta (s + lam)) per step, the atom at 0 too, and
-    reach the exact prox to rounding likewise (measured: K = 1000 took 2.4 s, 10^4 and more
-    ran for minutes unestimated; the gap to the prox falls like (1 - eta lam)^K). ValueError
-    beyond ``MAX_LOCAL_STEPS`` otherwise."""
-    if np.isinf(K) or K <= MAX_LOCAL_STEPS:
+    """K, or inf when K >= ``EXACT_FROM`` local steps are the exact local solve to rounding:
+    q(s) = 1 - (1 - eta s)^K is 1 within 2^-53 on every client's continuous spectrum
+    [(1 - sqrt g)^2, (1 + sqrt g)^2] (and 0 at its atom at 0 for any K). Algorithm 1 (``lam``
+    > 0): its warm-started steps on f_j + lam/2 ||. - w||^2 contract by (1 - eta (s + lam)) per
+    step, the atom at 0 too, and reach the exact prox to rounding likewise (measured: K = 1000
+    took 2.4 s, 10^4 and more ran for minutes unestimated; the gap to the prox falls like
+    (1 - eta lam)^K). ValueError beyond ``MAX_LOCAL_STEPS`` otherwise."""
+    if np.isinf(K) or K < EXACT_FROM:
         return K
     lo, hi = (1.0 - np.sqrt(gam)) ** 2 + lam, (1.0 + np.sqrt(gam)) ** 2 + lam
     worst = np.maximum(np.abs(1.0 - eta * lo), np.abs(1.0 - eta * hi))
@@ -107,6 +117,8 @@ def effective_steps(K, eta: float, gam, lam: float = 0.0):
         worst = np.maximum(worst, np.where(gam > 1.0, abs(1.0 - eta * lam), 0.0))
     if np.all(worst < 1.0) and np.all(K * np.log(worst) <= -53 * np.log(2.0)):
         return np.inf
+    if K <= MAX_LOCAL_STEPS:
+        return K
     why = ("a client with gamma_j near 1 has spectrum near 0, where (1 - step_size s)^K stays "
            "near 1" if lam == 0 else f"|1 - step_size (s + lam)|^K, at most (1 - "
            f"{1.0 - worst.max():.3g})^K on the clients' spectra, is not yet below 2^-53")
@@ -114,6 +126,26 @@ def effective_steps(K, eta: float, gam, lam: float = 0.0):
                      f"differ from the exact local solve ({why}) cost minutes per curve here; "
                      f"give local_steps <= {MAX_LOCAL_STEPS}, or numpy.inf for the exact local "
                      "solve")
+
+
+def rounds_notes(gam, K, eta, lam, covariance) -> tuple:
+    """``RoundsLimit.notes`` (``covariance``: a spectrum or covariate shift): finite local
+    steps solved as the exact local solve they equal to rounding (Sigma = I,
+    ``effective_steps``), and pooled samples that do not span R^d, where training from 0 never
+    learns theta_0's part outside their span (sum_j 1/gamma_j < 1)."""
+    out = []
+    if (np.isfinite(K) and not covariance
+            and np.isinf(effective_steps(K, eta, gam, lam or 0.0))):
+        out.append(f"local_steps = {K}: within rounding of the exact local solve (max_j "
+                   "abs(1 - step_size (s + lam))^K < 2^-53 on the clients' sample spectra, "
+                   "lam = 0 for FedAvg), solved as local_steps = inf")
+    inv = float(np.sum(1.0 / gam))
+    if inv < 1.0:
+        out.append(f"pooled N / d = sum_j 1/gamma_j = {inv:.6g} < 1: the pooled samples do not "
+                   "span R^d, and training from 0 never learns the part of theta_0 outside "
+                   "their span (signal^2 (1 - N / d) under Sigma = I); T = inf is the pooled "
+                   "min-norm solution")
+    return tuple(out)
 
 
 def weight_vector(weights, gam):

@@ -84,6 +84,10 @@ class RoundsLimit:
         The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and
         ``memory_estimate`` (bytes: the estimated peak memory) where the route estimates it
         (under a spectrum: FedAvg with K >= 2, Algorithm 1).
+    notes : tuple of str
+        Where the limits are other than the parameters suggest (as ``ClientsLimit.notes``):
+        local steps solved as the exact local solve they equal to rounding, pooled samples
+        that do not span R^d (``rounds_limit``'s ``notes``).
     """
 
     method: str
@@ -102,6 +106,7 @@ class RoundsLimit:
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
     _budget: tuple = field(default=(None, None), compare=False, repr=False)
     _call: tuple = field(default=None, compare=False, repr=False)
+    notes: tuple = field(default=())
     __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def __getstate__(self):
@@ -172,8 +177,8 @@ class RoundsLimit:
         command line's row for round index t holds client 0's ``[0][t]``, and its
         ``clients_risk`` every client's ``[j][t]`` of ``risk``); ``distance_to_fixed_point``
         (R,); ``diagnostics``: ``contraction``, ``converges`` and ``contraction_is_bound`` where
-        True. With ``local`` also ``local_risk`` (M, R), computed on first access as the
-        property is; ``personalized_risk`` is asked by its method."""
+        True; ``notes`` (a list of str). With ``local`` also ``local_risk`` (M, R), computed on
+        first access as the property is; ``personalized_risk`` is asked by its method."""
         keys = ("bias", "variance", "risk", "global_risk", "distance_to_fixed_point")
         out = {"method": self.method, "params": _frames.json_numbers(self.params),
                "rounds": [None if np.isinf(T) else int(T) for T in self.rounds],
@@ -182,6 +187,7 @@ class RoundsLimit:
                                "converges": bool(self.converges)}}
         if self.diagnostics.get("contraction_is_bound"):    # Algorithm 1, odd K, large eta
             out["diagnostics"]["contraction_is_bound"] = True
+        out["notes"] = list(self.notes)
         if local:
             out["local_risk"] = _frames.json_numbers(self.local_risk)
         return out

@@ -48,17 +48,57 @@ def accepted_rule(make_laws, solve, budget, hint):
                       f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
 
 
-def ellipses(lo, hi, rho, t_max, top, gam):
+#: Least 1 - sup a (``check_top_gap``) with which the curves' edge solve is tried.
+TOP_GAP = 1e-9
+
+
+def check_top_gap(gam, lam, eta, K, gl, top=None):
+    """SolverError before the round map's edge solve where its top is within ``TOP_GAP`` of 1.
+    The top is at least sup a, a(s) = (1 - eta (s + lam))^K over the clients' sample spectra
+    (``algorithm1.rate``), and at least 1 - g lam (``gl``: the w block of the symmetrized map,
+    1 - g lam + g lam^2 sum_j p_j c_j; where it is not symmetric, g lam > 1). With 1 - top at
+    most 1e-9 no contour of ``MAX_NODES`` nodes resolves the curves (measured, gamma (0.5, 2),
+    K = 2, eta 0.1: 1 - top from 1.6e-9 down refused for its nodes), while the edge solve
+    itself took 11-12 s at lam 1e-9 and at lam 1e-12 found a contraction 1 + 6.5e-12, refused
+    as a divergence; under a spectrum the scans said "not found" or blamed pooled N near d
+    (fuzz40 path F8). ``top``: the covariance's largest eigenvalue (None: Sigma = I, whose
+    sample spectra are [(1 - sqrt g)^2, (1 + sqrt g)^2] exactly; else the bottom of each is at
+    most top (1 - sqrt g)^2, 0 where gamma_j > 1). Pooled samples that do not span (their
+    null space held apart) and local steps at or past their stability edge (eta (L + lam) >= 2,
+    L bounded by top (1 + sqrt g)^2) are left to the routes."""
+    scale = 1.0 if top is None else top
+    if (np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0
+            or eta * (scale * np.max((1.0 + np.sqrt(gam)) ** 2) + lam) >= 2.0):
+        return      # the routes' own scope checks say why (diverging local steps)
+    low = np.where(gam > 1.0, 0.0, scale * (1.0 - np.sqrt(gam)) ** 2)
+    x_low = eta * (low + lam)
+    with np.errstate(invalid="ignore", divide="ignore"):    # x_low >= 1: far from 1
+        precise = -np.expm1(K * np.log1p(-x_low))              # 1 - a, no cancellation
+    # a decreases on [0, x_low] where x_low < 1 (a bound at the sample spectrum's bottom)
+    gap = np.where(x_low < 1.0, precise, 1.0 if top is not None else 1.0 - (1.0 - x_low) ** K)
+    if top is None:     # the top edge (1 + sqrt g)^2 is in the sample spectrum too (an even K
+        # at the stability edge: a there near 1)
+        gap = np.minimum(gap, 1.0 - (1.0 - eta * ((1.0 + np.sqrt(gam)) ** 2 + lam)) ** K)
+    local = float(np.min(gap))
+    if min(local, gl) < TOP_GAP:
+        why = ("its local steps' slowest factor (1 - step_size (s + lam))^K on the clients' "
+               "sample spectra" if local <= gl else "the server step global_step lam")
+        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {min(local, gl):.2g} "
+                          f"or nearer ({why}) is so near 1 that its contour needs more than "
+                          f"{MAX_NODES} nodes; {fix_nodes(0.0, gam, gl)}")
+
+
+def ellipses(lo, hi, rho, t_max, top, gam, gl=None):
     """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
     (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top, ``gam``
-    the clients' gamma_j."""
+    the clients' gamma_j, ``gl`` the server step global_step lam (for the message)."""
     try:
         return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
                 for shrink in (1.0, 0.7)]
     except SolverError as exc:
         # Its nodes grow like 1 / sqrt(1 - top) here, not with a spectrum near 0 (FedAvg's).
         raise SolverError(f"Algorithm 1's curves: {why_nodes(top, rho)} its contour needs more "
-                          f"than {MAX_NODES} nodes; {fix_nodes(rho, gam)}") from exc
+                          f"than {MAX_NODES} nodes; {fix_nodes(rho, gam, gl)}") from exc
 
 
 def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):

@@ -21,6 +21,15 @@ MARGIN = 1.5
 BYTES_PER_UNIT = 240.0
 
 
+class CurvesBudget(ValueError):
+    """``check_curves``' refusal, with the round map's contraction ``rho`` (where it exceeds
+    1, ``rounds_limit`` tries the pencil route of the identity spectrum instead)."""
+
+    def __init__(self, message: str, rho: float):
+        super().__init__(message)
+        self.rho = rho
+
+
 def curves_seconds(M, n1, n2, q):
     """Estimated process seconds of the whole ``rounds_limit`` call (round map spectrum,
     contours, the two-point traces and the clients' own models): its bulk is about a dozen
@@ -59,13 +68,13 @@ def curves_bytes(M, n1, n2, q):
 
 
 def check_curves(M, n1, n2, q, top, rho, final=True):
-    """ValueError when ``curves_seconds`` exceeds the allowed seconds (``sigma.budget.allowed``,
-    default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory (``allowed_bytes``, default
-    4 GB). ``final``: q is the accepted rule's size (after the contours, before the two-point
-    work); else a rule about to be tried, which the accepted one is at least, so the estimate is
-    a lower bound (before the contours' work at that rule). The nodes grow like
-    1 / sqrt(1 - top) and the rule with them: the round map's top nears 1 as eta lam -> 0
-    (directions of small sample eigenvalue move by about eta lam per round)."""
+    """``CurvesBudget`` (a ValueError) when ``curves_seconds`` exceeds the allowed seconds
+    (``sigma.budget.allowed``, default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory
+    (``allowed_bytes``, default 4 GB). ``final``: q is the accepted rule's size (after the
+    contours, before the two-point work); else a rule about to be tried, which the accepted one
+    is at least, so the estimate is a lower bound (before the contours' work at that rule).
+    The nodes grow like 1 / sqrt(1 - top) and the rule with them: the round map's top nears 1
+    as eta lam -> 0 (directions of small sample eigenvalue move by about eta lam per round)."""
     limit, need = allowed(MAX_SECONDS), curves_seconds(M, n1, n2, q)
     limit_b, need_b = allowed_bytes(), curves_bytes(M, n1, n2, q)
     if need <= limit and need_b <= limit_b:
@@ -75,10 +84,10 @@ def check_curves(M, n1, n2, q, top, rho, final=True):
             if need > limit else
             f"hold {about} {need_b / 1e9:.3g} GB at its peak (estimated; more than the "
             f"{limit_b / 1e9:.3g} GB allowed)")
-    raise ValueError(
+    raise CurvesBudget(
         f"Algorithm 1's curves would {what}: {why_nodes(top, rho)} its contours need "
         f"{n1 + n2} nodes and a rule of {'' if final else 'at least '}{q} nodes for {M} "
-        f"clients; {fix_nodes(rho)}, " + (MORE_TIME if need > limit else MORE_MEMORY))
+        f"clients; {fix_nodes(rho)}, " + (MORE_TIME if need > limit else MORE_MEMORY), rho)
 
 
 def why_nodes(top, rho) -> str:
@@ -91,8 +100,10 @@ def why_nodes(top, rho) -> str:
     return f"the round map's top 1 - {1.0 - top:.2g} is so near 1 that"
 
 
-def fix_nodes(rho, gam=None) -> str:
-    """What brings the nodes down (``why_nodes``); with the clients' ``gam``, pooled N / d."""
+def fix_nodes(rho, gam=None, gl=None) -> str:
+    """What brings the nodes down (``why_nodes``); with the clients' ``gam``, pooled N / d; with
+    the server step ``gl`` = global_step lam below 1/2, a larger global_step (1 - top falls with
+    it: global_step 1e-8 at lam 1 was advised only lam or step_size)."""
     if rho > 1.0:
         return ("give a smaller global_step (the paper's 1 / lam makes the server model the "
                 "average of the clients') or fewer rounds")
@@ -101,6 +112,11 @@ def fix_nodes(rho, gam=None) -> str:
     # Not monotone in lam: 1 - top ~ step_size lam for small lam, ~ L / lam past the clients'
     # sample eigenvalues at the default global_step 1 / lam (lam = 1e5, L = 2.9, step_size at 0.9
     # of its bound: "give a larger lam" was said, which makes it worse).
-    return ("give a larger lam or step_size where step_size lam is small, or a smaller lam where "
+    # Below 1/2: the default global_step 1 / lam gives global_step lam = 1 - 1e-16 at lam 1e-9
+    # ("global_step lam = 1 < 1" was advised).
+    server = ("" if gl is None or gl >= 0.5 else "give a larger global_step (global_step lam = "
+              f"{gl:.3g} < 1: the server model moves by about that much per round), or ")
+    return (f"{server}give a larger lam or step_size where step_size lam is small, or a smaller "
+            "lam where "
             "lam is far above the clients' sample eigenvalues (1 - top falls as step_size lam "
             f"-> 0 and, at the default global_step 1 / lam, as lam grows past them{pooled})")

@@ -104,8 +104,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.cost import check_curves
-from riskcalc.linear.dynamics.algorithm1.contours import (circles, ellipses, solve_circles,
-                                                          solve_ellipse)
+from riskcalc.linear.dynamics.algorithm1.contours import (check_top_gap, circles, ellipses,
+                                                          solve_circles, solve_ellipse)
 from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_point
 from riskcalc.linear.dynamics.algorithm1.fixed_point import fixed_point
 from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws
@@ -172,6 +172,8 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     dict with bias, variance (M, len(rounds)), distance (len(rounds),), contraction, edges,
     atom (0), nodes.
     """
+    if known is None and np.any(np.isfinite(rounds) & (rounds > 0)):
+        check_top_gap(gam, lam, eta, K, g * lam)
     sp = known if known is not None else round_map_spectrum(gam, p, lam, eta, K, g)
     # [lo, top] holds the spectrum; rho is exact, or where a(s) < 0 its bound max(top, -lo)
     # (``algorithm1.rate``): safe for the horizon and the contour, which need an upper bound.
@@ -200,7 +202,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         return merge(part, fixed, finite, sp)
     # The work is known but for the rule's size Q once the node counts are: refused before
     # the contours (at the first rule) and before each finer rule, the final Q at least that.
-    shapes = None if "disk" in sp else ellipses(lo_c, top_c, rho, t_max, top, gam)
+    shapes = None if "disk" in sp else ellipses(lo_c, top_c, rho, t_max, top, gam, gl)
     sizes = circles(rho, t_max)[1] if shapes is None else [e[3] for e in shapes]
 
     def budget(q):

@@ -1,0 +1,44 @@
+"""Paper 004's Algorithm 1 with K local steps at Sigma = I (``004_98172ed3646eef14.txt``,
+Appendix B.1, eqs. 10-11) for ``rounds_limit``: its own contours (``algorithm1.curves``), or
+where a diverging round map needs more of them than allowed, the pencil route of a shared
+spectrum at the identity (``sigma.algorithm1.curves``) (fuzz40 path F7)."""
+
+from __future__ import annotations
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.algorithm1.cost import CurvesBudget
+
+
+def algorithm1_identity(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
+    """Algorithm 1's curves with K local steps, Sigma = I (``ROUTES["pfedme_steps"]``); where
+    a diverging round map (contraction > 1: global_step lam large) needs more contour work than
+    allowed (``algorithm1.cost.CurvesBudget``), the pencil route of a shared spectrum at the
+    identity (``sigma.algorithm1.curves``, its own guards), whose contours follow the spectrum:
+    gamma (0.5, 2), lam 1, K = 2, step 0.1 at global_step 300 was refused for 5.9 GB here and
+    answers there in 0.5 s (the two agree to every digit shown at global_step 3 and 30; the
+    simulated server model at d = 400, T = 1 and 3, within 0.4 SE). The original refusal
+    stands where that route refuses too. Its own models' ``personalized_risk`` is refused."""
+    from riskcalc.linear.dynamics import ROUTES
+
+    try:
+        return ROUTES["pfedme_steps"](gam, r, sigma, p, signal, lam, eta, K, g, rounds)
+    except CurvesBudget as exc:
+        if exc.rho <= 1.0:
+            raise
+        from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
+        from riskcalc.spectrum import Spectrum
+
+        try:
+            out = algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                            Spectrum([1.0], weights=[1.0]))
+        except (ValueError, SolverError):
+            raise exc from None
+    own = out["local"]
+
+    def local(terms=None):
+        if terms is not None:
+            raise ValueError("personalized_risk: after Algorithm 1's rounds with a contraction "
+                             f"of {out['contraction']:.3g} (solved on the spectrum route) it is "
+                             "not covered; give a smaller global_step")
+        return own()
+    return {**out, "local": local}
