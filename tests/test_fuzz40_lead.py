@@ -32,3 +32,17 @@ def test_per_client_threshold_notes_name_each_client():
     assert "at client 2 (0-based, in the order given): the interpolation threshold, where its " \
            "min-norm variance is infinite" in said
     assert "at client 0 (0-based" in said and NO_NOISE in said
+
+
+def test_one_local_step_below_the_filters_rounding_is_refused_by_name(capsys):
+    """F2: FedAvg with K = 1 local step under scaled:1e-20 (step_size times the top eigenvalue
+    1e-21, where 1 - (1 - eta s) rounds to 0) raised a ZeroDivisionError in the round map's
+    edge scan; K >= 2 was refused by name already (the filter lost to rounding)."""
+    from tests.helpers import run_cli
+
+    code, _, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--signal", "1", "--clients", "3", "--rounds", "1,2",
+                            "--local-steps", "1", "--local-step-size", "0.1",
+                            "--spectrum", "scaled:1e-20"], capsys)
+    assert code == 2 and err.startswith("error: step_size: step_size times the largest "
+                                        "eigenvalue of the spectrum is 1e-21, below 1e-12")
