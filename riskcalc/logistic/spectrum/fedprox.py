@@ -66,11 +66,33 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
         w_w = (np.einsum("a,a,ag->g", h, s ** (k + 2), square)
                + np.einsum("a,a,ag->g", h, s ** (k + 1), noise))
         return w_th, w_w
-    w_th, w_w = products(1)
+    w_th = products(1)[0]
     alpha_new = np.divide(w_th, kappa, out=np.zeros_like(w_th), where=kappa > 0)
     mu_new = pi * gamma * np.einsum("a,a,ag->g", h, s, diag)
-    out = (alpha_new, w_w - alpha_new ** 2, mu_new)
+    out = (alpha_new, _rho2(fed, s, h, c, Rc, diag, cross, R.others(c * c * fed.r ** 2), noise),
+           mu_new)
     return out + (products(0),) if euclid else out
+
+
+def _rho2(fed: Federation, s, h, c, Rc, diag, cross, others, noise):
+    """``rho_j^2 = w_j' Sigma w_j - alpha_j^2`` per group as a sum of squares (the difference
+    lost a near-infinite-data client's digits, ``rho`` of order ``sqrt(gamma)``). Per atom
+    ``s`` the teachers' part of ``w_j`` in the plane of ``(w_0, u_j)`` splits into the part
+    across ``theta_j``, ``s S r_j ((R c)_j - R_jj c_j) / sqrt(K_j)`` (``K_j = S^2 + r_j^2``),
+    and along it, ``p(s) = s cross_j / sqrt(K_j)``; with the other clients' directions
+    (``others``: ``sum_{l != j} R_jl^2 c_l^2 r_l^2``) and the noise,
+
+        rho_j^2 = <s^3 (across^2 + others)> + <s (p - <s p> / <s>)^2> + <s^2 noise>,
+
+    the middle term ``<s p^2> - <s p>^2 / <s>`` as a weighted variance."""
+    S2, r2 = fed.signal ** 2, fed.r ** 2
+    K = S2 + r2
+    across = np.divide(S2 * r2 * (Rc - diag * c) ** 2, K, out=np.zeros(Rc.shape), where=K > 0)
+    p = np.divide(s[:, None] * cross, np.sqrt(K), out=np.zeros(Rc.shape), where=K > 0)
+    mean_p = np.einsum("a,a,ag->g", h, s, p) / np.dot(h, s)
+    return (np.einsum("a,a,ag->g", h, s ** 3, across + others)
+            + np.einsum("a,a,ag->g", h, s, (p - mean_p) ** 2)
+            + np.einsum("a,a,ag->g", h, s ** 2, noise))
 
 
 def residuals(x, fed, spectrum, lam, lam_g, rules):

@@ -1,0 +1,29 @@
+"""Issue 32, fuzz40 (logi2): what this fuzz found, each test failing before."""
+
+import pytest
+
+import riskcalc
+
+#: Sample weights, one client of nearly infinite data beside one of gamma 1: rho of the
+#: first client's view is of order sqrt(gamma) = 1e-4.
+FAR = dict(gamma=[1e-8, 1.0], r=[1.0, 1.0], signal=1.0, global_lam=0.01)
+
+
+@pytest.mark.parametrize("spectrum, risk", [("identity", [0.01485784, 1.84247569]),
+                                            ("scaled:2", [0.0103935, 1.8662167])])
+def test_spectral_fedavg_beside_a_near_infinite_data_client_is_sigma_identity(spectrum, risk):
+    # F1: "no convergence at global_lam = 0.1 (residual 2.02e-08)" under identity, scaled:2
+    # and two-point:1,1.0001,0.5 where Sigma = I answered: rho_l^2 was w_g' Sigma w_g -
+    # alpha_l^2, which lost the digits of rho ~ 1e-4. Now a sum of squares; the risks are
+    # Sigma = I's (scaled:2: whitened, signal and r times sqrt(2), global_lam halved, the risk
+    # halved).
+    res = riskcalc.logistic_clients_limit(method="fedavg", spectrum=spectrum, **FAR)
+    assert res.risk == pytest.approx(risk, rel=1e-6)
+
+
+def test_spectral_pfedme_under_a_scaled_identity_is_the_whitened_sigma_identity():
+    # F1 (pFedMe's twin): under scaled:2 "FedProx fixed point with a spectrum: no convergence
+    # at lam = 0.5 (residual 1.46e-09)". Sigma = 2 I is Sigma = I with signal, r times sqrt(2),
+    # lam and global_lam halved, the risk halved: 0.01003824, 1.32265496 on that route.
+    res = riskcalc.logistic_clients_limit(method="pfedme", lam=0.5, spectrum="scaled:2", **FAR)
+    assert res.risk == pytest.approx([0.01003824, 1.32265496], rel=1e-6)
