@@ -27,3 +27,13 @@ def test_spectral_pfedme_under_a_scaled_identity_is_the_whitened_sigma_identity(
     # lam and global_lam halved, the risk halved: 0.01003824, 1.32265496 on that route.
     res = riskcalc.logistic_clients_limit(method="pfedme", lam=0.5, spectrum="scaled:2", **FAR)
     assert res.risk == pytest.approx([0.01003824, 1.32265496], rel=1e-6)
+
+
+def test_spectral_rtfa_beside_a_near_infinite_data_client_is_sigma_identity():
+    # F2 (the fine-tuning's twin of F1): "logistic fine-tuning with a spectrum: no convergence
+    # at lam = 100 (residual 9.22e-08)" under identity where Sigma = I answered: nu_gh and
+    # nu_h^2 were w_h' Sigma w_g - A_h A_g and w_h' Sigma w_h - A_h^2. Now sums of products.
+    res = riskcalc.logistic_clients_limit(gamma=[5e-8, 0.5], r=[1.6, 0.3], signal=1.0,
+                                          global_lam=0.06, lam=1.0, method="rtfa",
+                                          spectrum="identity")
+    assert res.risk == pytest.approx([0.45807742, 0.91991357], rel=1e-6)
