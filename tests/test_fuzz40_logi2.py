@@ -3,6 +3,7 @@
 import pytest
 
 import riskcalc
+from riskcalc.errors import SolverError
 
 #: Sample weights, one client of nearly infinite data beside one of gamma 1: rho of the
 #: first client's view is of order sqrt(gamma) = 1e-4.
@@ -37,3 +38,14 @@ def test_spectral_rtfa_beside_a_near_infinite_data_client_is_sigma_identity():
                                           global_lam=0.06, lam=1.0, method="rtfa",
                                           spectrum="identity")
     assert res.risk == pytest.approx([0.45807742, 0.91991357], rel=1e-6)
+
+
+def test_fine_tuning_rule_is_capped_beside_a_separable_client():
+    # F3: RTFA at lam = 1e-8 under two-point:1,4,0.5 beside a separable client (gamma 0.5 above
+    # its Candes-Sur threshold 0.33) built a 3-d rule of 752 x 528 x 800 nodes: a MemoryError
+    # under a 3 GB limit (Sigma = I: 2.2 GB). Rule3 now stops at gaussian.MAX_RULE_NODES, as
+    # the 2-d rule does, and says why (the solution's norm grows as lam falls).
+    with pytest.raises(SolverError, match=r"beyond 5e\+07: .*give a larger lam"):
+        riskcalc.logistic_clients_limit(gamma=[0.5, 1.0], r=[1.0, 0.5], signal=1.0, lam=1e-6,
+                                        global_lam=0.1, method="rtfa",
+                                        spectrum="two-point:1,4,0.5", max_seconds=5)
