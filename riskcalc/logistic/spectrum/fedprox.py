@@ -39,6 +39,8 @@ from riskcalc.logistic.blocks.fedprox import GroupInverse, expand, gaps, unpack
 from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
+from riskcalc.logistic.ranges import ladder
+from riskcalc.logistic.spectrum.pooled import LAM_RATIO
 
 
 def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
@@ -121,18 +123,33 @@ def _root_resolved(x0, fed, spectrum, lam, lam_g, nodes, deadline=None):
                           rules_at, np.asarray(x0, float))
 
 
-def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, start,
+def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, view,
                            deadline=None):
     """Per client ``(alpha, rho, mu)``, the Euclidean ``(w_j.theta_j, ||w_j||^2)``, and solver
-    diagnostics; ``start``: per-group ``(alpha, log rho, log mu)`` (the global model's view), as
-    ``fedprox.solve_fedprox``; ``deadline.Overtime`` past ``deadline`` (None: no limit).
+    diagnostics; ``view``: per-group ``(alpha, log rho)`` to start from (the global model's),
+    with ``mu = gamma <s> / (lam + 0.2)``, as ``fedprox.solve_fedprox``; ``deadline.Overtime``
+    past ``deadline`` (None: no limit).
 
     Raises
     ------
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    (x, err, nfev), _ = _root_resolved(start, fed, spectrum, lam, lam_g, PATH_NODES, deadline)
+    def start(lam_k):
+        return np.concatenate([view, np.log(fed.gamma * spectrum.mean / (lam_k + 0.2))])
+    (x, err, nfev), _ = _root_resolved(start(lam), fed, spectrum, lam, lam_g, PATH_NODES,
+                                       deadline)
+    if not err <= TOL:
+        # From the global model's view the root can be out of reach under a wide spectrum
+        # (powerlaw:3,1000, gamma [0.5, 1], lam 0.3: "no convergence (residual 2.95)"); the
+        # continuation in lam from LAM_START, each root the next one's start, reaches it.
+        lams = ladder(lam, LAM_RATIO)
+        x = start(lams[0])
+        for lam_k in lams:
+            (x, err, n), _ = _root_resolved(x, fed, spectrum, lam_k, lam_g, PATH_NODES, deadline)
+            nfev += n
+            if not err <= TOL:
+                break
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point with a spectrum: no convergence at "
                           f"lam = {lam:g} (residual {err:.2e})")

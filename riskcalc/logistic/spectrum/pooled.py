@@ -282,10 +282,8 @@ def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg"
     K2, S2 = fed.signal ** 2 + fed.r ** 2, fed.signal ** 2
     rows, iterations, residual = {}, st.iterations, st.residual
     if method == "pfedme":
-        start = np.concatenate([st.alpha, np.log(st.rho),
-                                np.log(fed.gamma * spectrum.mean / (lam + 0.2))])
         px_alpha, px_rho, _, (px_th, px_w), n, res = solve_fedprox_spectral(
-            fed, spectrum, lam, lam_g, start, deadline)
+            fed, spectrum, lam, lam_g, np.concatenate([st.alpha, np.log(st.rho)]), deadline)
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         iterations, residual = iterations + n, max(residual, res)
