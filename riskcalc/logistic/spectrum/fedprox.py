@@ -40,7 +40,6 @@ from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.spectrum.pooled import LAM_RATIO
 
 
 def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
@@ -142,8 +141,8 @@ def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, 
     if not err <= TOL:
         # From the global model's view the root can be out of reach under a wide spectrum
         # (powerlaw:3,1000, gamma [0.5, 1], lam 0.3: "no convergence (residual 2.95)"); the
-        # continuation in lam from LAM_START, each root the next one's start, reaches it.
-        lams = ladder(lam, LAM_RATIO)
+        # continuation in lam (ranges.ladder), each root the next one's start, reaches it.
+        lams = ladder(lam)
         x = start(lams[0])
         for lam_k in lams:
             (x, err, n), _ = _root_resolved(x, fed, spectrum, lam_k, lam_g, PATH_NODES, deadline)
