@@ -60,3 +60,20 @@ def test_spectral_pfedme_under_a_wide_spectrum_reaches_its_root():
                                           global_lam=0.1, method="pfedme",
                                           spectrum="powerlaw:3,30")
     assert res.risk == pytest.approx([1.88572935, 1.32497661], rel=1e-6)
+
+
+@pytest.mark.parametrize("simulate", ["ridge", "pipeline"])
+def test_simulators_refuse_signal_weights_as_the_limits_do(simulate):
+    # F5: the limits refuse a spectrum with signal_weights (w_0 and u are isotropic in this
+    # model); montecarlo's logistic simulators drew them isotropic anyway and returned the
+    # numbers of the spectrum without signal_weights, silently.
+    from montecarlo.logistic.pipeline import simulate_pipeline
+    from montecarlo.logistic.ridge import simulate as simulate_ridge
+
+    spectrum = riskcalc.Spectrum([1.0, 4.0], signal_weights=[0.1, 0.9])
+    kw = dict(signal=1.0, lams=[0.3], d=20, reps=2, spectrum=spectrum)
+    with pytest.raises(ValueError, match="isotropic directions"):
+        if simulate == "ridge":
+            simulate_ridge(gamma=0.5, r=0.5, **kw)
+        else:
+            simulate_pipeline(gamma=[0.5, 1.0], r=[1.0, 0.5], global_lam=0.1, **kw)
