@@ -94,6 +94,16 @@ def client_sizes(gammas, d: int):
     return [max(1, int(round(d / g))) for g in gammas]
 
 
+def logistic_spectrum(spectrum, d: int):
+    """``as_spectrum(spectrum, d)`` with the limits' ``check_spectrum``: the simulators draw
+    ``w_0`` and the ``u_j`` isotropic, so a spectrum with ``signal_weights`` (which the limits
+    refuse) was simulated as if it had none, silently (the same numbers)."""
+    from riskcalc.logistic.spectrum.limits import check_spectrum
+
+    spectrum = as_spectrum(spectrum, d)
+    return None if spectrum is None else check_spectrum(spectrum)
+
+
 def simulated_spectrum(spectrum, d: int):
     """``(spectrum, note)``: the spectrum of the d eigenvalues a simulation at dimension ``d``
     realizes (``Spectrum.eigenvalues(d)``, its (j - 1/2)/d quantiles), and a note saying so
@@ -318,7 +328,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     # A SPEC string (the limits take one) was an AttributeError on .is_identity.
-    spectrum = as_spectrum(spectrum, d)
+    spectrum = logistic_spectrum(spectrum, d)
     check_reach(signal, rs[target], 1.0 if spectrum is None else float(np.sqrt(np.max(
         spectrum.eigenvalues(d)))), MEASURED_KAPPA_MAX, "the exact test metrics' quadrature")
     extra = {} if spectrum is None or spectrum.is_identity else {

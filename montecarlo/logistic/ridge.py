@@ -26,7 +26,7 @@ from scipy.special import expit
 from montecarlo.experiments.objectives import ClientLosses, prox
 from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
-from montecarlo.logistic.pipeline import client_sizes
+from montecarlo.logistic.pipeline import client_sizes, logistic_spectrum
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_replicate_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -34,7 +34,6 @@ from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc._validate import as_array, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.logistic.engine.gaussian import LABEL_KAPPA_MAX, check_reach
-from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
 
@@ -175,7 +174,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     # after the time estimate had let it start.
     _require_memory(n, d)
     extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
-    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
+    spectrum = logistic_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     check_reach(signal, r, float(np.sqrt(max(extra.get("eigenvalues", [1.0])))),

@@ -49,7 +49,7 @@ from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
-from riskcalc.spectrum import Spectrum, as_spectrum
+from riskcalc.spectrum import Spectrum
 
 #: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
@@ -131,7 +131,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         raise ValueError("give clients (identical clients) or others (a federation), not both")
     others = checked_others(others)
     d = positive_int("d", d, minimum=2)
-    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
+    spectrum = pipeline.logistic_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)
     lams = [] if method == "fedavg" else grid_values("lam", lam)

@@ -65,6 +65,7 @@ gives ``fixed_point``'s (E1)-(E4) (``rho_h = lam/(lam + D)`` is E4's shrinkage).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +73,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.ranges import check_solution_logs, ladder
-from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import (MAX_RULE_NODES, SCALE_MARGIN, axis_key, axis_nodes,
+                                               axis_rule, solve_resolved)
 from riskcalc.logistic.engine.prox import prox_logistic, prox_near, sigmoid
 from riskcalc.logistic.engine.warm import remembered
 
@@ -105,6 +107,13 @@ class Rule3:
         self.n = n
         self.keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
                           for sc in (max(kappa, scales[0]), scales[1], scales[2]))
+        nodes = math.prod(axis_nodes(k) for k in self.keys)
+        if nodes > MAX_RULE_NODES:     # was: 3.2e8 nodes, a MemoryError (lam 1e-8, separable)
+            raise SolverError(f"logistic fine-tuning: a quadrature rule of {nodes:.3g} nodes "
+                              f"(feature scales {max(kappa, scales[0]):.3g}, {scales[1]:.3g}, "
+                              f"{scales[2]:.3g}), beyond {MAX_RULE_NODES:.0e}: the solution "
+                              "(or the solver's iterate) outgrew it; its norm grows as lam "
+                              "falls on nearly separable data: give a larger lam")
         (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
         weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
                   * w1[None, :, None] * w2[None, None, :])

@@ -39,6 +39,7 @@ from riskcalc.logistic.blocks.fedprox import GroupInverse, expand, gaps, unpack
 from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.blocks.pooled import PATH_NODES, TOL, Federation, settle
+from riskcalc.logistic.ranges import ladder
 
 
 def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
@@ -66,11 +67,33 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
         w_w = (np.einsum("a,a,ag->g", h, s ** (k + 2), square)
                + np.einsum("a,a,ag->g", h, s ** (k + 1), noise))
         return w_th, w_w
-    w_th, w_w = products(1)
+    w_th = products(1)[0]
     alpha_new = np.divide(w_th, kappa, out=np.zeros_like(w_th), where=kappa > 0)
     mu_new = pi * gamma * np.einsum("a,a,ag->g", h, s, diag)
-    out = (alpha_new, w_w - alpha_new ** 2, mu_new)
+    out = (alpha_new, _rho2(fed, s, h, c, Rc, diag, cross, R.others(c * c * fed.r ** 2), noise),
+           mu_new)
     return out + (products(0),) if euclid else out
+
+
+def _rho2(fed: Federation, s, h, c, Rc, diag, cross, others, noise):
+    """``rho_j^2 = w_j' Sigma w_j - alpha_j^2`` per group as a sum of squares (the difference
+    lost a near-infinite-data client's digits, ``rho`` of order ``sqrt(gamma)``). Per atom
+    ``s`` the teachers' part of ``w_j`` in the plane of ``(w_0, u_j)`` splits into the part
+    across ``theta_j``, ``s S r_j ((R c)_j - R_jj c_j) / sqrt(K_j)`` (``K_j = S^2 + r_j^2``),
+    and along it, ``p(s) = s cross_j / sqrt(K_j)``; with the other clients' directions
+    (``others``: ``sum_{l != j} R_jl^2 c_l^2 r_l^2``) and the noise,
+
+        rho_j^2 = <s^3 (across^2 + others)> + <s (p - <s p> / <s>)^2> + <s^2 noise>,
+
+    the middle term ``<s p^2> - <s p>^2 / <s>`` as a weighted variance."""
+    S2, r2 = fed.signal ** 2, fed.r ** 2
+    K = S2 + r2
+    across = np.divide(S2 * r2 * (Rc - diag * c) ** 2, K, out=np.zeros(Rc.shape), where=K > 0)
+    p = np.divide(s[:, None] * cross, np.sqrt(K), out=np.zeros(Rc.shape), where=K > 0)
+    mean_p = np.einsum("a,a,ag->g", h, s, p) / np.dot(h, s)
+    return (np.einsum("a,a,ag->g", h, s ** 3, across + others)
+            + np.einsum("a,a,ag->g", h, s, (p - mean_p) ** 2)
+            + np.einsum("a,a,ag->g", h, s ** 2, noise))
 
 
 def residuals(x, fed, spectrum, lam, lam_g, rules):
@@ -99,18 +122,33 @@ def _root_resolved(x0, fed, spectrum, lam, lam_g, nodes, deadline=None):
                           rules_at, np.asarray(x0, float))
 
 
-def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, start,
+def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, view,
                            deadline=None):
     """Per client ``(alpha, rho, mu)``, the Euclidean ``(w_j.theta_j, ||w_j||^2)``, and solver
-    diagnostics; ``start``: per-group ``(alpha, log rho, log mu)`` (the global model's view), as
-    ``fedprox.solve_fedprox``; ``deadline.Overtime`` past ``deadline`` (None: no limit).
+    diagnostics; ``view``: per-group ``(alpha, log rho)`` to start from (the global model's),
+    with ``mu = gamma <s> / (lam + 0.2)``, as ``fedprox.solve_fedprox``; ``deadline.Overtime``
+    past ``deadline`` (None: no limit).
 
     Raises
     ------
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    (x, err, nfev), _ = _root_resolved(start, fed, spectrum, lam, lam_g, PATH_NODES, deadline)
+    def start(lam_k):
+        return np.concatenate([view, np.log(fed.gamma * spectrum.mean / (lam_k + 0.2))])
+    (x, err, nfev), _ = _root_resolved(start(lam), fed, spectrum, lam, lam_g, PATH_NODES,
+                                       deadline)
+    if not err <= TOL:
+        # From the global model's view the root can be out of reach under a wide spectrum
+        # (powerlaw:3,1000, gamma [0.5, 1], lam 0.3: "no convergence (residual 2.95)"); the
+        # continuation in lam (ranges.ladder), each root the next one's start, reaches it.
+        lams = ladder(lam)
+        x = start(lams[0])
+        for lam_k in lams:
+            (x, err, n), _ = _root_resolved(x, fed, spectrum, lam_k, lam_g, PATH_NODES, deadline)
+            nfev += n
+            if not err <= TOL:
+                break
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point with a spectrum: no convergence at "
                           f"lam = {lam:g} (residual {err:.2e})")

@@ -75,6 +75,12 @@ class Coupling:
         self.M_gg = st.E ** 2 * S2 + spread
         self.M_gi = st.E * S2 + float(fed.pi[c] * st.eps[c] * fed.r[c] ** 2)
         self.M_ii = S2 + float(fed.r[c]) ** 2
+        # m_g's part across w_i (step 4's sums of squares): in the plane of (w_0, u_i), and
+        # the other clients' directions (count - 1 of c's own group).
+        own = (fed.pi * st.eps * fed.r) ** 2
+        across = S2 * float(fed.r[c] ** 2 * (st.E - fed.pi[c] * st.eps[c]) ** 2) / self.M_ii \
+            if self.M_ii > 0 else st.E ** 2 * S2
+        self.T = across + float(np.sum((fed.count - (np.arange(own.size) == c)) * own))
         self.s, self.wts = spectrum.atoms, spectrum.weights
 
     def avg(self, values):
@@ -106,21 +112,39 @@ def _parts(y, cp: Coupling, lam, rule):
               + eps * eps * cp.M_ii * avg(h * h * s * s * p) + cp.F * avg(b * b * g * g * s * p)
               + 2 * C_gh * avg(b * g * h * s * p) + V_h * avg(h * h * s * p))
         return hw, hg, hh
+    def across():
+        """``(nu_gh, nu_h^2)``: ``w_h' Sigma w_g - A_h A_g`` and ``w_h' Sigma w_h - A_h^2`` as
+        sums of products (the differences lost a near-infinite-data client's digits): per
+        atom the teachers' parts across ``w_i`` (``T``) and along it (``p_g``, ``p_h``, their
+        covariance over the eigenvalues), and the noise, which is across ``w_i``."""
+        root = np.sqrt(cp.M_ii)
+        p_g = g * s * cp.M_gi / root if root > 0 else 0.0 * s
+        p_h = b * p_g + eps * h * s * root
+
+        def cov(x, y):
+            return avg(s * (x - avg(s * x) / avg(s)) * (y - avg(s * y) / avg(s)))
+        gh = (cp.T * avg(b * g * g * s ** 3) + cov(p_g, p_h) + cp.F * avg(b * g * g * s * s)
+              + C_gh * avg(g * h * s * s))
+        hh = (cp.T * avg(b * b * g * g * s ** 3) + cov(p_h, p_h)
+              + cp.F * avg(b * b * g * g * s * s) + 2 * C_gh * avg(b * g * h * s * s)
+              + V_h * avg(h * h * s * s))
+        return gh, hh
     L1, L2 = avg(s * h * g), avg(s * s * h * g)
     return m, dict(mu_h=v.gamma * avg(s * h),
                    k_hg=lam * cp.W * L1 / (1.0 - cp.W * m["D_hg"] * L2),
-                   sigma=products(1), euclid=products(0))
+                   sigma=products(1), euclid=products(0), across=across())
 
 
 def residuals(y, cp: Coupling, lam: float, rule):
     m, p = _parts(y, cp, lam, rule)
-    hw, hg, hh = p["sigma"]
+    hw = p["sigma"][0]
+    gh, hh = p["across"]
     v = cp.view
     return np.array([m["mu_h"] / p["mu_h"] - 1.0,
                      m["k_hg"] / p["k_hg"] - 1.0,
                      m["A_h"] - (hw / v.kappa if v.kappa > 0 else 0.0),
-                     (m["nu_gh"] + m["A_h"] * v.A_g - hg) / (v.nu_g ** 2 + v.A_g ** 2),
-                     1.0 - hh / (m["nu_h"] ** 2 + m["A_h"] ** 2)])
+                     (m["nu_gh"] - gh) / (v.nu_g ** 2 + v.A_g ** 2),
+                     np.log(m["nu_h"]) - 0.5 * np.log(max(hh, 1e-300))])
 
 
 def _root(y0, cp, lam, rule, deadline=None):

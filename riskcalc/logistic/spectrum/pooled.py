@@ -80,7 +80,7 @@ class SpectralPooledState:
 
 
 def _views(x, fed: Federation, spectrum, lam_g, rules):
-    """Per group: the moments at ``x`` and the implied ``(alpha, alpha^2 + rho^2)``, ``v``."""
+    """Per group: the moments at ``x`` and the implied ``alpha``, ``rho^2`` (``_rho2``), ``v``."""
     G = fed.gamma.size
     alpha, rho = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30))
     v = float(np.exp(np.clip(x[2 * G], -60, 30)))
@@ -94,12 +94,31 @@ def _views(x, fed: Federation, spectrum, lam_g, rules):
     J = integrals(spectrum, lam_g, float(np.sum(cnt * pi * D)))
     E = float(np.sum(cnt * pi * eps))
     F = float(np.sum(cnt * pi * pi * fed.gamma * E2 / mu ** 2))
-    spread = float(np.sum(cnt * (pi * eps * fed.r) ** 2))
-    alpha_new = np.divide(J[2, 1] * (E * S2 + pi * eps * fed.r ** 2), kappa, out=np.zeros(G),
-                          where=kappa > 0)
-    norm2 = J[3, 2] * (E * E * S2 + spread) + F * J[2, 2]
-    return dict(alpha=alpha_new, norm2=norm2, v=J[1, 1], mu=mu, eps=eps, E=E, F=F, J=J,
-                kappa=kappa, spread=spread, Dbar=float(np.sum(cnt * pi * D)))
+    cross = E * S2 + pi * eps * fed.r ** 2
+    alpha_new = np.divide(J[2, 1] * cross, kappa, out=np.zeros(G), where=kappa > 0)
+    Dbar = float(np.sum(cnt * pi * D))
+    return dict(alpha=alpha_new, rho2=_rho2(fed, spectrum, lam_g, Dbar, J, E, F, eps, cross),
+                v=J[1, 1], mu=mu, eps=eps, E=E, F=F, J=J, kappa=kappa, Dbar=Dbar)
+
+
+def _rho2(fed, spectrum, lam_g, Dbar, J, E, F, eps, cross):
+    """``rho_l^2 = w_g' Sigma w_g - alpha_l^2`` (module docstring, step 4) per group as a sum
+    of squares: in the plane of ``(w_0, u_l)`` the teachers' part across ``w_l``, ``J_32 S^2
+    r_l^2 (E - pi_l eps_l)^2 / K_l``, and along it ``V cross_l^2 / K_l`` (``K_l = S^2 +
+    r_l^2``, ``V = J_32 - J_21^2 / J_10 = <s (f - J_21/J_10)^2>``, ``f = s / (lam_g + Dbar
+    s)``); the other clients' directions ``J_32 pi_j^2 eps_j^2 r_j^2``; the noise ``F J_22``.
+    The difference lost a near-infinite-data client's digits (``rho`` of order
+    ``sqrt(gamma)``)."""
+    S2, r2, cnt = fed.signal ** 2, fed.r ** 2, fed.count
+    s, h = spectrum.atoms, spectrum.weights
+    f = s / (lam_g + Dbar * s)
+    V = float(np.sum(h * s * (f - J[2, 1] / J[1, 0]) ** 2))
+    K = S2 + r2
+    across = np.divide(J[3, 2] * S2 * r2 * (E - fed.pi * eps) ** 2 + V * cross ** 2, K,
+                       out=np.zeros(K.shape), where=K > 0)
+    own = (fed.pi * eps) ** 2 * r2
+    others = (cnt[None, :] - np.eye(cnt.size)) @ own
+    return across + J[3, 2] * others + F * J[2, 2]
 
 
 def residuals(x, fed, spectrum, lam_g, rules):
@@ -107,7 +126,7 @@ def residuals(x, fed, spectrum, lam_g, rules):
     w = _views(x, fed, spectrum, lam_g, rules)
     rho = np.exp(np.clip(x[G:2 * G], -60, 30))
     return np.concatenate([x[:G] - w["alpha"],
-                           1.0 - w["norm2"] / (x[:G] ** 2 + rho ** 2),
+                           np.log(rho) - 0.5 * np.log(np.maximum(w["rho2"], 1e-300)),
                            [x[2 * G] - np.log(w["v"])]])
 
 
@@ -155,7 +174,7 @@ def _start(fed: Federation, spectrum, lam_g, sweeps: int = 3):
             w = _views(x, fed, spectrum, lam_g, rules)
         except SolverError:
             break
-        rho2 = w["norm2"] - w["alpha"] ** 2
+        rho2 = w["rho2"]
         if not (np.all(rho2 > 0) and np.all(np.isfinite(rho2)) and w["v"] > 0):
             break
         x = np.concatenate([w["alpha"], 0.5 * np.log(rho2), [np.log(w["v"])]])
@@ -263,10 +282,8 @@ def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg"
     K2, S2 = fed.signal ** 2 + fed.r ** 2, fed.signal ** 2
     rows, iterations, residual = {}, st.iterations, st.residual
     if method == "pfedme":
-        start = np.concatenate([st.alpha, np.log(st.rho),
-                                np.log(fed.gamma * spectrum.mean / (lam + 0.2))])
         px_alpha, px_rho, _, (px_th, px_w), n, res = solve_fedprox_spectral(
-            fed, spectrum, lam, lam_g, start, deadline)
+            fed, spectrum, lam, lam_g, np.concatenate([st.alpha, np.log(st.rho)]), deadline)
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         iterations, residual = iterations + n, max(residual, res)
