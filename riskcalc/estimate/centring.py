@@ -3,7 +3,8 @@ features x ~ N(0, Sigma) and y = x^T theta_j + noise, with no intercept, and the
 ``riskcalc.estimate.estimator`` read the uncentred second moments as Sigma's. Features shifted
 by 5 (X + 5) were estimated as the spectrum two-point:1.08,246.8,0.9 without a word.
 
-Two exact tests of the null (derived here), each a p-value:
+Two tests of the null (derived here), each a p-value (the y test exact; the features' exact
+for Sigma = c I and a two-moment approximation otherwise, hence ``MEAN_P`` far below 0.05):
 
 * features: with xbar the pooled mean of the N rows and C their sample covariance (divisor
   N - 1), N ||xbar||^2 is independent of C, with mean tr Sigma and the law of a weighted
