@@ -93,9 +93,21 @@ def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
         R = qk if method == "ftfa" else np.where(L == 0, qk, (L + s * qk) / (s + L))
         # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
         # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
-        return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
-                (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
-                R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
+        # One new (7, K', n) array, each trace formed in its place (mp_expect uses it as is:
+        # stacking a tuple copied it), with the same operations as written out in full:
+        # R^2, (R / D)^2, s (R / D)^2, (s R / D)^2, s R^2 / D, R (1 - R) / D,
+        # s ((1 - q^k) / (s + lam))^2, D = P (s + U).
+        out = np.empty((7,) + np.broadcast_shapes(s.shape, R.shape))
+        D = P * (s + U)
+        np.square(R, out=out[0])
+        np.square(np.divide(R, D, out=out[1]), out=out[1])
+        np.multiply(s, out[1], out=out[2])
+        np.square(np.divide(np.multiply(s, R, out=out[3]), D, out=out[3]), out=out[3])
+        np.divide(np.multiply(s, out[0], out=out[4]), D, out=out[4])
+        np.divide(np.multiply(R, np.subtract(1.0, R, out=out[5]), out=out[5]), D, out=out[5])
+        np.square(np.divide(np.subtract(1.0, qk, out=out[6]), s + L, out=out[6]), out=out[6])
+        np.multiply(s, out[6], out=out[6])
+        return out
 
     *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
     J = np.array(J)
