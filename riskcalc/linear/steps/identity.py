@@ -79,23 +79,39 @@ def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
     """The target traces J and own of ``identity_steps_group_limits`` (its docstring) for the
     groups ``blk`` (indices) and every k of ``ks``, read-only arrays (kept in ``_LAST``)."""
     idx = np.repeat(blk, ks.size)
-    kk = np.tile(ks, idx.size // ks.size)[:, None]
+    # As floats: the integer k were cast to floats at each of the two products below.
+    kk = np.tile(ks.astype(float), idx.size // ks.size)[:, None]
 
     def traces(s, P, U, L, kk):
         # q^k as exp(k log1p(-eta (s + lam))) where 1 - eta (s + lam) rounds (below 1/2;
         # above, 1 - x is exact): the power's rounding grew like k eps, beyond the rule's
         # 1e-12 from 1e6 steps (FTFA at gamma 1, 0.001 x 1e6 refused; fuzz38 quad F1).
-        x = eta * (s + L)
+        ftfa = method == "ftfa"       # then lam = 0 (s + lam is s)
+        x = eta * (s if ftfa else s + L)
         qk = np.where(x < 0.5, np.exp(kk * np.log1p(-np.minimum(x, 0.5))), (1.0 - x) ** kk)
         # RTFA at lam = 0 is FTFA: (L + s q^k) / (s + L) is 0 / 0 at s = 0, which mp_expect
         # took as 0 on the null space (R = 1 there): bias 0.299 for 2.424 at gamma 2, 3 clients
         # (fuzz36 xroute F4).
-        R = qk if method == "ftfa" else np.where(L == 0, qk, (L + s * qk) / (s + L))
+        R = qk if ftfa else np.where(L == 0, qk, (L + s * qk) / (s + L))
         # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
         # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
-        return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
-                (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
-                R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
+        # One new (7, K', n) array, each trace formed in its place (mp_expect uses it as is:
+        # stacking a tuple copied it), with the same operations as written out in full:
+        # R^2, (R / D)^2, s (R / D)^2, (s R / D)^2, s R^2 / D, R (1 - R) / D,
+        # s ((1 - q^k) / (s + lam))^2, D = P (s + U).
+        out = np.empty((7,) + np.broadcast_shapes(s.shape, R.shape))
+        D = P * (s + U)
+        np.square(R, out=out[0])
+        np.square(np.divide(R, D, out=out[1]), out=out[1])
+        np.multiply(s, out[1], out=out[2])
+        np.square(np.divide(np.multiply(s, R, out=out[3]), D, out=out[3]), out=out[3])
+        np.divide(np.multiply(s, out[0], out=out[4]), D, out=out[4])
+        np.subtract(1.0, qk, out=out[6])
+        np.divide(np.multiply(R, out[6] if ftfa else np.subtract(1.0, R, out=out[5]),
+                              out=out[5]), D, out=out[5])
+        np.square(np.divide(out[6], s if ftfa else s + L, out=out[6]), out=out[6])
+        np.multiply(s, out[6], out=out[6])
+        return out
 
     *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
     J = np.array(J)
