@@ -282,12 +282,10 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
                          "their edge and contour solves lose the client's thin spectrum); such "
                          "a client holds almost no data: leave it out")
     eta = step_size_value(step_size, K)
-    if (shared and eta is not None and 1 <= K < np.inf
+    if (shared and eta is not None and 2 <= K < np.inf
             and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
         # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
-        # refused as "pooled N near d"); at K = 1 too, where the filter's 1 - (1 - eta s) kept
-        # eps / (eta s) of its digits and rounded to 0 (scaled:1e-20 with step 0.1: a
-        # ZeroDivisionError in the edge scan; fuzz40 lead F2).
+        # refused as "pooled N near d").
         raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
                          f"{eta * spectrum.atoms.max():.3g}, below {MIN_STEP_SIZE:g}: the local "
                          "filter 1 - (1 - step_size s)^K is lost to rounding; raise step_size "
