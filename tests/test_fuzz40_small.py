@@ -11,3 +11,12 @@ def test_max_minutes_past_float_range_says_how_to_ask_for_no_limit(capsys):
     code, out, err = run_cli(P + ["--max-minutes", "1e400"], capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "1e400 reads as inf" in err and "e.g. 1e300" in err
+
+
+def test_long_spectrum_spec_is_echoed_cut(capsys):
+    """F2: a malformed SPEC was echoed whole (a 4009-character two-point SPEC, over 4000
+    characters of message); now its first 60 characters and its length."""
+    spec = "two-point:" + ",".join(["1"] * 2000)
+    code, out, err = run_cli(P + ["--spectrum", spec], capsys)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 300
+    assert "(4009 characters) is not one of identity" in err
