@@ -1,4 +1,6 @@
 """Issue 32, fuzz40 (small): what this fuzz found, each test failing before."""
+import pytest
+
 from tests.helpers import run_cli
 
 P = ["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"]
@@ -20,3 +22,23 @@ def test_long_spectrum_spec_is_echoed_cut(capsys):
     code, out, err = run_cli(P + ["--spectrum", spec], capsys)
     assert code == 2 and err.count("\n") == 1 and len(err) < 300
     assert "(4009 characters) is not one of identity" in err
+
+
+def test_estimate_files_messages_name_no_flag_in_python(tmp_path, capsys):
+    """F3: ``riskcalc.estimate.estimate_file`` and ``load`` began their messages with
+    ``--data PATH:`` (a command-line flag) when called from Python; they now say "data file
+    PATH:" ("path needs a file name"), and the CLI still names --data."""
+    from riskcalc.estimate import estimate_file, load
+
+    path = tmp_path / "d.csv"
+    path.write_text("client,y\n1,2\n")
+    for call, arg in ((estimate_file, path), (load, str(path)), (load, "")):
+        with pytest.raises(ValueError) as info:
+            call(arg)
+        assert not str(info.value).startswith("--data"), info.value
+    with pytest.raises(ValueError, match="^data file .*: the CSV has no feature column"):
+        estimate_file(path)
+    code, _, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 2 and err.startswith(f"error: --data {path}: ")
+    code, _, err = run_cli(["estimate", "--data", ""], capsys)
+    assert err == "error: --data needs a file name, got an empty one\n"

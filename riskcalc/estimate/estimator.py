@@ -262,4 +262,4 @@ def estimate_file(path, route: str = "auto", max_seconds=None) -> Estimate:
     try:
         return estimate(*data, route=route, max_seconds=max_seconds)
     except ValueError as exc:            # load's messages name the file; these name it too
-        raise ValueError(f"--data {path}: {exc}") from None
+        raise ValueError(f"data file {path}: {exc}") from None
