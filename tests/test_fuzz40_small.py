@@ -1,4 +1,5 @@
 """Issue 32, fuzz40 (small): what this fuzz found, each test failing before."""
+import numpy as np
 import pytest
 
 from tests.helpers import run_cli
@@ -42,3 +43,18 @@ def test_estimate_files_messages_name_no_flag_in_python(tmp_path, capsys):
     assert code == 2 and err.startswith(f"error: --data {path}: ")
     code, _, err = run_cli(["estimate", "--data", ""], capsys)
     assert err == "error: --data needs a file name, got an empty one\n"
+
+
+def test_zero_d_npy_spectrum_file_is_refused(tmp_path, capsys):
+    """F4: a 0-d ``.npy`` (``numpy.save(PATH, 3.0)``) was read as one eigenvalue (predict
+    answered at Sigma = 3 I); a spectrum file holds a 1-d array, as a 3 x 1 one is refused."""
+    from riskcalc import Spectrum
+    from riskcalc.spectrum.ordered import ordered_steps
+
+    path = tmp_path / "s.npy"
+    np.save(path, np.float64(3.0))
+    for call in (lambda: Spectrum.from_file(path), lambda: ordered_steps(f"file:{path}")):
+        with pytest.raises(ValueError, match="is not a list of numbers: a 0-d array"):
+            call()
+    code, out, err = run_cli(P + ["--spectrum", f"file:{path}"], capsys)
+    assert code == 2 and out == "" and "a 0-d array" in err
