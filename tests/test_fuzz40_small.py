@@ -58,3 +58,14 @@ def test_zero_d_npy_spectrum_file_is_refused(tmp_path, capsys):
             call()
     code, out, err = run_cli(P + ["--spectrum", f"file:{path}"], capsys)
     assert code == 2 and out == "" and "a 0-d array" in err
+
+
+def test_logistic_family_names_a_method_it_has_not(capsys):
+    """F5: ``predict maml_fl --model logistic --alpha 0.1`` blamed --alpha ("does not apply to
+    --model logistic"); the family has no maml_fl, which is now said, with its methods."""
+    for verb, extra in (("predict", []), ("compare", ["--d", "10"])):
+        code, out, err = run_cli([verb, "maml_fl", "--model", "logistic", "--alpha", "0.1",
+                                  "--gamma", "2", "--signal", "1", "--r", "1"] + extra, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("error: --model logistic has no method maml_fl: its methods are "
+                              "rtfa and local_ridge without M clients; rtfa, fedavg"), err
