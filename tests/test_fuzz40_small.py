@@ -69,3 +69,23 @@ def test_logistic_family_names_a_method_it_has_not(capsys):
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert err.startswith("error: --model logistic has no method maml_fl: its methods are "
                               "rtfa and local_ridge without M clients; rtfa, fedavg"), err
+
+
+@pytest.mark.parametrize("gam, count, alpha", [([3 * (1 - 1e-4)], [3], 0.3),
+                                               ([1001, 2], [1, 2], 0.5)])
+def test_maml_near_pooled_refusal_names_the_peak_left_out(gam, count, alpha):
+    """F6: MAML-FL at Sigma = I with N/d - 1 < 1e-3 and 1/alpha inside the clients' spectra
+    was refused as "pinned ... where one client's t_l reaches 0", no client having gamma < 1;
+    the cause is that the peak's quadrature is used only from N/d - 1 >= 1e-3
+    (``own_objective.PEAK_POOLED``), which the refusal now says, with the gammas to move.
+    Moving them (gamma 2.99, or 900 for 1001) answers."""
+    from riskcalc.errors import SolverError
+    from riskcalc.linear.finite_clients.own import own_group_limits
+
+    ones = np.ones(len(gam))
+    with pytest.raises(SolverError, match=r"1/alpha = \S+ lies inside the spectrum .* used "
+                                          r"only from N/d - 1 >= 0\.001 .* move the gammas "
+                                          "off pooled N = d") as info:
+        own_group_limits("maml_fl", np.array(gam), ones, 0.5 * ones, np.array(count, float),
+                         alpha, "samples")
+    assert "t_l reaches 0" not in str(info.value)
