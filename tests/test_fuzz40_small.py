@@ -89,3 +89,13 @@ def test_maml_near_pooled_refusal_names_the_peak_left_out(gam, count, alpha):
         own_group_limits("maml_fl", np.array(gam), ones, 0.5 * ones, np.array(count, float),
                          alpha, "samples")
     assert "t_l reaches 0" not in str(info.value)
+
+
+@pytest.mark.parametrize("path", [None, 3])
+def test_estimate_load_refuses_a_path_that_is_no_path(path):
+    """F7: ``riskcalc.estimate.load(None)`` (public) raised TypeError from os ("expected str,
+    bytes or os.PathLike object"), where ``estimate_file`` refused it naming the parameter."""
+    from riskcalc.estimate import load
+
+    with pytest.raises(ValueError, match="^path must be a file path"):
+        load(path)

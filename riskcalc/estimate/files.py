@@ -25,6 +25,10 @@ from riskcalc.estimate.data import ARRAYS, check_memory
 def load(path):
     """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
     a ``client`` and a ``y`` column (every other column a feature)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
+        # (estimate_file checked it, load(None) did not: fuzz40 small F7)
+        raise ValueError(f"path must be a file path (a str or os.PathLike), got "
+                         f"{type(path).__name__}")
     path = user_path(path)
     if not path.strip():    # was "--data : no such file"; the CLI names --data (cli.estimate)
         raise ValueError("path needs a file name, got an empty one")
