@@ -99,3 +99,14 @@ def test_estimate_load_refuses_a_path_that_is_no_path(path):
 
     with pytest.raises(ValueError, match="^path must be a file path"):
         load(path)
+
+
+def test_a_long_file_spec_is_echoed_whole(tmp_path):
+    """F2 (follow-up): the SPEC cut to 60 characters must not cut a ``file:`` SPEC, which names
+    the file (test_fuzz36_adv found it)."""
+    from riskcalc.spectrum.ordered import ordered_steps
+
+    path = tmp_path / ("e" * 80 + ".txt")
+    path.write_text("1 2 4\n")
+    with pytest.raises(ValueError, match=f"^spectrum 'file:{path}' has 3 eigenvalues for d = 4"):
+        ordered_steps(f"file:{path}", d=4)

@@ -69,8 +69,11 @@ def spec_key(spec: str) -> str:
 
 def shown(text) -> str:
     """The SPEC ``text`` as a message echoes it: its repr, cut to its first 60 characters and
-    its length when longer (a 4000-character two-point SPEC was echoed whole, twice)."""
-    return repr(text) if len(text) <= 60 else f"{text[:60]!r}... ({len(text)} characters)"
+    its length when longer (a 4000-character two-point SPEC was echoed whole, twice); a
+    ``file:`` SPEC whole, as it names the file."""
+    if len(text) <= 60 or spec_kind(text)[0] == "file":
+        return repr(text)
+    return f"{text[:60]!r}... ({len(text)} characters)"
 
 
 def _numbers(text, arg):
