@@ -64,7 +64,7 @@ def _file(tmp_path, data):
     (["predict", "fedavg", *BASE, "--lam", "1", "--clients", "5", "--global-lam", "1"],
      "--lam does not apply to METHOD fedavg"),
     (["predict", "fedavg", *BASE], "rtfa and local_ridge without M clients"),
-    (["predict", "ftfa", *BASE, "--clients", "2", "--global-lam", "1"], "got ftfa"),
+    (["predict", "ftfa", *BASE, "--clients", "2", "--global-lam", "1"], "has no method ftfa"),
     (["predict", "pfedme", *BASE, "--lam", "1"], "rtfa and local_ridge without M clients"),
     (["predict", "local_ridge", *BASE, "--clients", "5", "--global-lam", "1"], "needs --lam"),
     (["predict", "rtfa", *BASE, "--lam", "1", "--steps", "2"], "--steps does not apply"),

@@ -174,7 +174,7 @@ def test_cli_refuses_in_one_line(command, message, files, capsys):
 def test_an_option_no_mode_takes_names_no_mode(extra, capsys):
     # was: "--sigma does not apply to --model logistic without --clients M or --clients-file",
     # then, given --clients, "... with --clients/--clients-file"
-    argv = ("predict ftfa --model logistic --gamma 2 --signal 1 --r 1 --sigma 0.5" + extra)
+    argv = ("predict rtfa --model logistic --gamma 2 --signal 1 --r 1 --sigma 0.5" + extra)
     assert main(argv.split()) == 2
     assert capsys.readouterr().err == "error: --sigma does not apply to --model logistic\n"
 

@@ -145,7 +145,7 @@ def test_estimate_data_without_a_header_line_is_refused_at_once(tmp_path):
     path = tmp_path / "zeros.csv"
     with open(path, "wb") as fh:
         fh.truncate(40 << 20)
-    with pytest.raises(ValueError, match=r"--data .*zeros.csv: no header line within its "
+    with pytest.raises(ValueError, match=r"data file .*zeros.csv: no header line within its "
                                          r"first 16 MiB"):
         load(str(path))
 

@@ -98,7 +98,7 @@ def test_cli_sweep_refusals(extra, message, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     ("sweep ftfa --model logistic --gamma 1 --r 1 --signal 1 --lam 1 --d 20",
-     "supports METHOD rtfa and local_ridge without M clients"),
+     "has no method ftfa: its methods are rtfa and local_ridge without M clients"),
     ("sweep fedavg --model logistic --gamma 1 --r 1 --signal 1 --lam 1 --d 20 --global "
      "federated --clients 2 --global-lam 0.1", "fedavg does not take lam"),
     ("sweep rtfa --model logistic --gamma 1 --r 1 --signal 1 --lam 1 --d 20 --global "

@@ -95,11 +95,11 @@ def read_federation(args):
 
     est = None
     if args.data is not None:
-        from riskcalc import estimate
+        from riskcalc.cli.estimate import estimate_data
 
         if args.d is not None:
             raise ValueError("--d applies to --federation and --clients-file (the data give d)")
-        est = estimate.estimate_file(args.data, max_seconds=guards.max_seconds(args))
+        est = estimate_data(args.data, max_seconds=guards.max_seconds(args))
         if est.centring_note():
             warnings.warn(f"--data {args.data}: {est.centring_note()}", stacklevel=2)
         if args.spectrum:

@@ -30,13 +30,27 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from riskcalc import estimate as est_mod
+def estimate_data(path, **options):
+    """``riskcalc.estimate.estimate_file(path, **options)`` with its messages naming the flag:
+    the library's "data file PATH: ..." (and "path needs a file name") as "--data PATH: ..."
+    (the library began them with "--data", a flag, when called from Python)."""
+    from riskcalc import estimate
 
+    try:
+        return estimate.estimate_file(path, **options)
+    except ValueError as exc:
+        text = str(exc)
+        for lib in ("data file ", "path "):
+            if text.startswith(lib):
+                raise ValueError("--data " + text[len(lib):]) from None
+        raise
+
+
+def run(args) -> int:
     # A large data file is read and estimated in tens of seconds (97 MB of CSV: 37 s, silent).
     limit = guards.max_seconds(args)    # the estimate's time, before its work (its data read)
     with guards.working("riskcalc estimate"):
-        est = est_mod.estimate_file(args.data, route=args.route, max_seconds=limit)
+        est = estimate_data(args.data, route=args.route, max_seconds=limit)
     out = est.as_dict()
     if args.json:
         print(guards.dumps(out))

@@ -60,8 +60,6 @@ products and the directions' covariance (``distances``, ``geometry``):
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from riskcalc._validate import as_array
@@ -253,13 +251,10 @@ def _point(xty, yy, n, traces, d):
 
 def estimate_file(path, route: str = "auto", max_seconds=None) -> Estimate:
     """``estimate`` of the data in ``path`` (``load``); every error names the file."""
-    if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
-        raise ValueError(f"path must be a file path (a str or os.PathLike), got "
-                         f"{type(path).__name__}")
     _check_route(route)
     max_seconds = _check_max_seconds(max_seconds)
     data = load(path)
     try:
         return estimate(*data, route=route, max_seconds=max_seconds)
     except ValueError as exc:            # load's messages name the file; these name it too
-        raise ValueError(f"--data {path}: {exc}") from None
+        raise ValueError(f"data file {path}: {exc}") from None

@@ -25,20 +25,24 @@ from riskcalc.estimate.data import ARRAYS, check_memory
 def load(path):
     """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
     a ``client`` and a ``y`` column (every other column a feature)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
+        # (estimate_file checked it, load(None) did not: fuzz40 small F7)
+        raise ValueError(f"path must be a file path (a str or os.PathLike), got "
+                         f"{type(path).__name__}")
     path = user_path(path)
-    if not path.strip():    # was "--data : no such file"
-        raise ValueError("--data needs a file name, got an empty one")
+    if not path.strip():    # was "--data : no such file"; the CLI names --data (cli.estimate)
+        raise ValueError("path needs a file name, got an empty one")
     why = unreadable(path)
     if why:
-        raise ValueError(f"--data {path}: " + ("no such file" if why == "does not exist"
+        raise ValueError(f"data file {path}: " + ("no such file" if why == "does not exist"
                                                else why))
     if not os.path.isfile(path):
-        raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
+        raise ValueError(f"data file {path}: not a regular file (a .npz or .csv data file)")
     if path.lower().endswith(".csv"):       # DATA.CSV was "not a .npz file ..."
         return _load_csv(path)
     with open(path, "rb") as fh:    # not loaded: 10^12 entries claimed was "not enough memory"
         if fh.read(6) == b"\x93NUMPY":
-            raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
+            raise ValueError(f"data file {path}: a single array (.npy); the data are a .npz of the "
                              "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, "
                              "X=X, y=y, client=client)")
     _check_npz(path)
@@ -47,23 +51,23 @@ def load(path):
     except (OSError, zipfile.BadZipFile, *NPY_HEADER_ERRORS):
         # BadZipFile: a file that starts like a zip archive but is not one (was a traceback).
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
-        raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
+        raise ValueError(f"data file {path}: not a .npz file of arrays X, y, client (a data "
                          "CSV must be named *.csv)") from None
     try:
         with data:
             missing = [k for k in ARRAYS if k not in data.files]
             if missing:
-                raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
+                raise ValueError(f"data file {path}: missing array(s) {', '.join(missing)} (need X "
                                  f"(N x d), y (N,), client (N,); the file has "
                                  f"{', '.join(data.files) or 'none'})")
             extra = [k for k in data.files if k not in ARRAYS]
             if extra:           # was ignored silently (weights saved as w=... were not used)
-                raise ValueError(f"--data {path}: unknown array(s) {', '.join(extra)}: the "
+                raise ValueError(f"data file {path}: unknown array(s) {', '.join(extra)}: the "
                                  "data are X (N x d), y (N,) and client (N,) only; save the "
                                  "others elsewhere")
             return tuple(_array(path, data, k) for k in ARRAYS)
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
+        raise ValueError(f"data file {path}: not a .npz file ({exc})") from None
 
 
 def _check_npz(path) -> None:
@@ -88,7 +92,7 @@ def _check_npz(path) -> None:
         return
     twice = sorted({n for n in names if names.count(n) > 1})    # numpy reads one silently
     if twice:
-        raise ValueError(f"--data {path}: the archive holds array {twice[0]} twice (members "
+        raise ValueError(f"data file {path}: the archive holds array {twice[0]} twice (members "
                          "read as one name: which is meant is ambiguous); save it again with "
                          "numpy.savez")
     X = shapes.get("X")
@@ -96,13 +100,13 @@ def _check_npz(path) -> None:
         if X is not None and len(X) == 2 and min(X) > 0 and shapes.get(key, X[:1]) != X[:1]:
             # as check_data says it, before the memory the longest array would need (y of
             # 10^9 entries beside 6 rows of X was refused for 106 GiB of memory)
-            raise ValueError(f"--data {path}: {key} must have shape ({X[0]},) like the rows of "
+            raise ValueError(f"data file {path}: {key} must have shape ({X[0]},) like the rows of "
                              f"X, got {shapes[key]}")
     rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
     rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
     if rows:
         X = shapes.get("X", (0, 1))
-        check_memory(f"--data {path}: ", max(rows), int(np.prod(X[1:])) if len(X) > 1 else 1,
+        check_memory(f"data file {path}: ", max(rows), int(np.prod(X[1:])) if len(X) > 1 else 1,
                      "X holds" if max(rows) == rows[0] and "X" in shapes else "the arrays hold")
 
 
@@ -113,10 +117,10 @@ def _array(path, data, key):
     except (ValueError, tokenize.TokenError) as exc:
         if npy_damage(exc) or "pickle" not in str(exc):    # a truncated array was said to
             why = npy_damage(exc) or exc                      # hold a pickle
-            raise ValueError(f"--data {path}: array {key} cannot be read ({why}): a truncated "
+            raise ValueError(f"data file {path}: array {key} cannot be read ({why}): a truncated "
                              "or damaged file? save it again with numpy.savez") from None
         # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
-        raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
+        raise ValueError(f"data file {path}: array {key} holds Python objects (a pickle), which "
                          "are not loaded (a pickle can run code); save numeric arrays") from None
 
 
@@ -135,7 +139,7 @@ def _load_csv(path):
             # as one "line" until memory ran out ("not enough memory ()").
             line = fh.readline(HEADER_BYTES)
             if len(line) >= HEADER_BYTES and not line.endswith("\n"):
-                raise ValueError(f"--data {path}: no header line within its first "
+                raise ValueError(f"data file {path}: no header line within its first "
                                  f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
                                  "header naming a 'client' and a 'y' column and the features)")
             header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
@@ -144,23 +148,23 @@ def _load_csv(path):
             if line.startswith("#") and "client" in named and "y" in named:
                 header = named
     except UnicodeDecodeError:
-        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+        raise ValueError(f"data file {path}: not a text CSV (not UTF-8: binary data?)") from None
     if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
-        raise ValueError(f"--data {path}: empty (no header line): a data CSV starts with a "
+        raise ValueError(f"data file {path}: empty (no header line): a data CSV starts with a "
                          "header naming a 'client' and a 'y' column and the features")
     if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
         sep = "';'" if ";" in header[0] else "tabs"
-        raise ValueError(f"--data {path}: the CSV header is one column {header[0][:60]!r}: "
+        raise ValueError(f"data file {path}: the CSV header is one column {header[0][:60]!r}: "
                          f"columns must be separated by commas (this file seems to use {sep})")
     for col in ("client", "y"):
         if col not in header:
-            raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
+            raise ValueError(f"data file {path}: the CSV header needs a '{col}' column; got "
                              f"{', '.join(header)}")
         if header.count(col) > 1:
-            raise ValueError(f"--data {path}: the CSV header names '{col}' {header.count(col)}"
+            raise ValueError(f"data file {path}: the CSV header names '{col}' {header.count(col)}"
                              " times; which column is meant is ambiguous")
     # A row of len(header) numbers takes at least 2 len(header) bytes.
-    check_memory(f"--data {path}: ", max(1, os.path.getsize(path) // (2 * len(header))),
+    check_memory(f"data file {path}: ", max(1, os.path.getsize(path) // (2 * len(header))),
                  len(header) - 2, "the file may hold up to")
     try:
         # Quoted fields ("0","1.5", as spreadsheets may write every field) are numbers too:
@@ -168,22 +172,22 @@ def _load_csv(path):
         table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8",
                            quotechar='"')
     except UnicodeDecodeError:
-        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+        raise ValueError(f"data file {path}: not a text CSV (not UTF-8: binary data?)") from None
     except ValueError as exc:
         # numpy's advice to pass ``usecols`` is for its Python callers, not for this file.
         why = _bad_line(path, header) or re.sub(r";? ?use `usecols`.*$", "",
                                                 str(exc).strip()).rstrip(". ")
-        raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
+        raise ValueError(f"data file {path}: not a numeric CSV ({why})") from None
     if table.size == 0:
-        raise ValueError(f"--data {path}: no data rows under the header")
+        raise ValueError(f"data file {path}: no data rows under the header")
     why = None if np.all(np.isfinite(table)) else _bad_line(path, header)   # 1e400 overflows
     if why:
-        raise ValueError(f"--data {path}: {why}")
+        raise ValueError(f"data file {path}: {why}")
     if table.shape[1] != len(header):
-        raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
+        raise ValueError(f"data file {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
     if not feats:   # was "X must be a non-empty 2-D array (N x d), got shape (3, 0)"
-        raise ValueError(f"--data {path}: the CSV has no feature column (only client and y); "
+        raise ValueError(f"data file {path}: the CSV has no feature column (only client and y); "
                          "every column other than client and y is a feature of X")
     return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
 

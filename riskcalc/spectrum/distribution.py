@@ -26,7 +26,7 @@ import numpy as np
 from riskcalc._validate import as_array, positive_int, real
 from riskcalc.spectrum.file import _read_ordered
 from riskcalc.spectrum.ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, _numbers,
-                                       ordered_steps, power_law_values, spec_kind)
+                                       ordered_steps, power_law_values, shown, spec_kind)
 
 __all__ = ["Spectrum", "as_spectrum", "spec_uses_d"]
 
@@ -171,7 +171,7 @@ class Spectrum:
         nums = _numbers(text, arg)
         if kind == "powerlaw" and len(nums) == 1 and d is None:
             # "or give --d" was also said to the Python calls that take no d
-            raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
+            raise ValueError(f"spectrum {shown(text)}: powerlaw needs the number of eigenvalues; "
                              "write powerlaw:P,D (or give d where the call takes one: "
                              "--d on the command line)")
         make = {("two-point", 3): lambda: cls.two_point(*nums),
@@ -182,8 +182,8 @@ class Spectrum:
             try:
                 return make()
             except ValueError as exc:   # "power-law exponent p must lie in [0, inf), got -1.0"
-                raise ValueError(f"spectrum {text!r}: {exc}") from None   # named no SPEC
-        raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
+                raise ValueError(f"spectrum {shown(text)}: {exc}") from None   # named no SPEC
+        raise ValueError(f"spectrum {shown(text)} is not one of identity, two-point:A,B,W, "
                          "powerlaw:P[,D], file:PATH, scaled:C")
 
     # --- value semantics ----------------------------------------------------------------

@@ -59,6 +59,9 @@ def _read_ordered(path):
             s = np.load(path, allow_pickle=False)
             if not isinstance(s, np.ndarray):
                 raise ValueError("not a single array")
+            if s.ndim == 0:     # was read as one eigenvalue, where a text file is a list
+                raise ValueError("a 0-d array (a number saved without a list); save the "
+                                 "eigenvalues as a 1-d array, e.g. numpy.save(PATH, [value])")
             return s        # its callers refuse complex or boolean values (a cast would not)
         with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
             content = fh.read()

@@ -67,6 +67,15 @@ def spec_key(spec: str) -> str:
     return f"{kind}:{arg}" if arg else kind
 
 
+def shown(text) -> str:
+    """The SPEC ``text`` as a message echoes it: its repr, cut to its first 60 characters and
+    its length when longer (a 4000-character two-point SPEC was echoed whole, twice); a
+    ``file:`` SPEC whole, as it names the file."""
+    if len(text) <= 60 or spec_kind(text)[0] == "file":
+        return repr(text)
+    return f"{text[:60]!r}... ({len(text)} characters)"
+
+
 def _numbers(text, arg):
     """The comma-separated numbers ``arg`` of the SPEC ``text`` (decimal notation)."""
     try:
@@ -74,13 +83,13 @@ def _numbers(text, arg):
     except Underflow:
         # decimal's advice, "give 0 or ...", is refused for an eigenvalue C, A or B
         tiny = next(x.strip() for x in arg.split(",") if _underflows(x))
-        raise ValueError(f"spectrum {text!r}: {tiny!r} is nonzero but below the smallest "
+        raise ValueError(f"spectrum {shown(text)}: {shown(tiny)} is nonzero but below the smallest "
                          "positive float (about 4.9e-324), which would read it as 0: an "
                          f"eigenvalue C, A or B must lie in [{EIGENVALUE_RANGE[0]:g}, "
                          f"{EIGENVALUE_RANGE[1]:g}], an exponent P or a weight W may be 0 or "
                          "above 1e-300") from None
     except ValueError:
-        raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
+        raise ValueError(f"spectrum {shown(text)}: {shown(arg)} is not a comma-separated list of "
                          "numbers") from None
 
 
@@ -143,15 +152,15 @@ def ordered_steps(spec, d: int | None = None):
                 size = (positive_int("power-law size d", nums[1], maximum=MAX_EIGENVALUES)
                         if len(nums) == 2 else d)
                 if size is None:
-                    raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
+                    raise ValueError(f"spectrum {shown(spec)}: powerlaw needs the number of "
                                      "eigenvalues; write powerlaw:P,D or give d (--d on the "
                                      "command line)")
                 values = power_law_values(nums[0], size)          # j^-P: decreasing in j
             else:
-                raise ValueError(f"spectrum {spec!r} is not one of identity, scaled:C, "
+                raise ValueError(f"spectrum {shown(spec)} is not one of identity, scaled:C, "
                                  "two-point:A,B,W, powerlaw:P[,D], file:PATH")
     if d is not None and values.size != d:
-        raise ValueError(f"spectrum {spec if isinstance(spec, str) else 'array'!r} has "
+        raise ValueError(f"spectrum {shown(spec) if isinstance(spec, str) else repr('array')} has "
                          f"{values.size} eigenvalues for d = {d}: a client's covariance lists "
                          "one eigenvalue per coordinate of the shared basis")
     return np.linspace(0.0, 1.0, values.size + 1), values

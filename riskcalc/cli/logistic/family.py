@@ -122,6 +122,20 @@ def advise(args) -> int:
     return run(args)
 
 
+def check_method(args, verb) -> None:
+    """Refuse a METHOD the family has in no mode (maml_fl), before the options are checked
+    against it: ``predict maml_fl --model logistic --alpha 0.1`` blamed --alpha (fuzz40 small
+    F5). Which of its methods a mode takes is ``_problem``'s check."""
+    from riskcalc.logistic.limits import UNFEDERATED
+
+    method = getattr(args, "method", None)      # advise takes --methods
+    if method is not None and method not in TITLES:
+        raise ValueError(f"--model logistic has no method {method}: its methods are "
+                         f"{' and '.join(UNFEDERATED)} without M clients; {', '.join(TITLES)} "
+                         "with " + ("--global federated --clients M" if verb in ("compare", "sweep")
+                                    else "--clients M or --clients-file"))
+
+
 def _problem(args, verb) -> dict:
     """The checked problem: method, model values, and for M clients the per-client lists
     (target first), global_lam and weights."""

@@ -104,6 +104,7 @@ def select(args, verb: str):
     fam = _module(args.model)
     if verb not in fam.VERBS:
         raise ValueError(f"--model {args.model} does not support {verb}")
+    fam.check_method(args, verb)
     accepted = fam.accepted(args, verb)
     for dest in _options_given(args):
         if dest not in accepted:

@@ -133,7 +133,11 @@ def max_seconds(args) -> float:
     minutes = getattr(args, "max_minutes", None)
     minutes = MAX_MINUTES if minutes is None else minutes
     if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
-        raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}")
+        # 1e400 reads as inf: was "got inf" alone, though the docs promise no timer beyond a
+        # year; inf stays refused (fuzz40 small F1), the message says how to ask for no limit.
+        hint = ("; a number past the float range such as 1e400 reads as inf: for no limit give "
+                "one beyond a year, e.g. 1e300" if minutes == math.inf else "")
+        raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}{hint}")
     return 60.0 * minutes
 
 

@@ -33,7 +33,8 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, cli
                                                      moments, solve_g)
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
                                                           check_weight_range, objective,
-                                                          phi_zero, quadrature_peak)
+                                                          peak_left_out, phi_zero,
+                                                          quadrature_peak)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -66,6 +67,9 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
         return assemble(r, sigma, gam, p, count, g,
                         *own_sources(method, gam, tuning, p, t, g, count=count))
     except SolverError as exc:
+        left = peak_left_out(method, tuning, gam, count)
+        if left:    # was "pinned ... where one client's t_l reaches 0" (fuzz40 small F6)
+            raise SolverError(left) from None
         if method != "pfedme":
             raise
         # Measured: gamma (1, 2) answers down to lam = 1e-4 (risk 30.6, growing like

@@ -54,6 +54,31 @@ def quadrature_peak(method: str, tuning, gam, count):
     return phi_zero(method, tuning) if check_pooled(gam, count) >= PEAK_POOLED else None
 
 
+def peak_left_out(method: str, tuning, gam, count) -> str | None:
+    """Why a refused subordination solve cannot see phi's zero, or None: MAML-FL's double zero
+    s = 1/alpha (paper 003, eq. 12) inside a client's Marchenko-Pastur support
+    [(1 - sqrt(gamma))^2, (1 + sqrt(gamma))^2] with N/d - 1 below ``PEAK_POOLED``, where
+    ``quadrature_peak`` leaves the peak to the Chebyshev rules, which refuse it (3 clients at
+    gamma 3 (1 - 1e-4), alpha 0.3, were said "pinned ... where one client's t_l reaches 0",
+    no client having gamma < 1: fuzz40 small F6)."""
+    zero = phi_zero(method, tuning)
+    excess = check_pooled(gam, count)
+    if zero is None or excess >= PEAK_POOLED:
+        return None
+    inside = (1.0 - np.sqrt(gam)) ** 2 < zero
+    inside &= zero < (1.0 + np.sqrt(gam)) ** 2
+    if not inside.any():
+        return None
+    at = ", ".join(f"{g:.6g}" for g in np.unique(gam[inside]))
+    return (f"finite-clients limit: tau(A^-1) cannot be solved: phi's double zero s = 1/alpha "
+            f"= {zero:.6g} lies inside the spectrum of the clients at gamma {at}, "
+            "where the subordination's integrands peak, and the peak's quadrature is used only "
+            f"from N/d - 1 >= {PEAK_POOLED:g} (its rounding grows like 1 / (N/d - 1)); here "
+            f"N/d - 1 = {excess:.3g}: move the gammas off pooled N = d (lower a client's gamma "
+            f"until sum_j 1/gamma_j - 1 >= {PEAK_POOLED:g}) or take alpha with 1/alpha outside "
+            "the clients' spectra")
+
+
 def maml_factors(alpha):
     """(a, b) with (a - b s)^2 = (1 - alpha s)^2 / k, k = 1 up to alpha = 1 and alpha^2
     beyond: MAML-FL's global objective (paper 003, eq. 12) with phi(s) = s (a - b s)^2 and
