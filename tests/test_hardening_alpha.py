@@ -21,7 +21,7 @@ def test_uncapped_nested_solves_agree_with_newton(monkeypatch, alpha):
     p = client_weights(gam, count, "samples")
     phi = own.objective("maml_fl", alpha)[0]
     g, t = own._subordination(gam, p, count, phi)
-    assert own._cap(gam, p, phi) == np.inf
+    assert own.global_cap(gam, p, phi) == np.inf
     monkeypatch.setattr(own, "_newton", lambda *args: None)
     g2, t2 = own._subordination(gam, p, count, phi)
     assert g2 == pytest.approx(g, rel=1e-9) and t2 == pytest.approx(t, rel=1e-8)

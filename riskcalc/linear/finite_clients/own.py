@@ -32,7 +32,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
                                                      moments, solve_g)
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
-                                                          check_weight_range, objective,
+                                                          check_weight_range, global_cap, objective,
                                                           peak_left_out, phi_zero,
                                                           quadrature_peak)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
@@ -304,7 +304,7 @@ def _subordination(gam, p, count, phi, peak=None):
     # A client with gamma_l < 1 and phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1),
     # where its t_l reaches 0 (beyond it t_l < 0 puts a pole on S_l's spectrum); the root has
     # every t_l > 0 (the other clients' terms are positive), so it lies in (lo, cap).
-    cap = _cap(gam, p, phi)
+    cap = global_cap(gam, p, phi)
     lo = 1.0 / total
 
     failure = None      # the last solve that failed past hi (a quadrature's names its peak)
@@ -370,19 +370,6 @@ def _subordination(gam, p, count, phi, peak=None):
     g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
                               what="tau(A^-1) of the global model")[0])
     return g, inner(g)
-
-
-def _cap(gam, p, phi):
-    """The smallest tau((p_l phi(S_l))^-1) over the clients with gamma_l < 1 (infinite where
-    none, or where phi(S_l) is not invertible on the spectrum: NaN rows of the quadrature)."""
-    small = gam < 1
-    if not small.any():
-        return np.inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        caps = mp_expect(gam[small], lambda s, P: (1.0 / (P * phi(s)),), p[small, None],
-                         strict=False)[0]
-    caps = caps[np.isfinite(caps) & (caps > 0)]
-    return float(caps.min()) if caps.size else np.inf
 
 
 #: Relative gap between g and the cap below which the root is taken as unresolvable: the

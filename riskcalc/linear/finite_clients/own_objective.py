@@ -1,7 +1,7 @@
 """The global objectives of MAML-FL and pFedMe (paper 003, ``003_4b976ddf5225c17e.txt``, eqs.
 12-14) in the form the finite-M limits solve (``riskcalc.linear.finite_clients.own``), and the
 ranges where those limits answer: near pooled N = d (``check_near_pooled``) and where their
-weight psi overflows (``check_weight_range``).
+weight psi overflows (``check_weight_range``); the cap on tau(A^-1) (``global_cap``).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.finite_clients.identity import check_pooled
 
 #: Methods with their own global objective whose finite-M limit is implemented here.
@@ -143,3 +144,17 @@ def check_weight_range(method: str, gam, tuning) -> None:
             f"s (1 - alpha s)^4) overflows double precision on the spectrum of the client at "
             f"gamma = {max(bad):.3g}; it stays finite up to gamma ~ "
             f"{10 ** ((np.argmin(grid) - 1) / 20):.3g} here")
+
+
+def global_cap(gam, p, phi):
+    """The smallest tau((p_l phi(S_l))^-1) over the clients with gamma_l < 1 (infinite where
+    none, or where phi(S_l) is not invertible on the spectrum: NaN rows of the quadrature):
+    the bound on tau(A^-1) of the global model that ``own._subordination`` brackets under."""
+    small = gam < 1
+    if not small.any():
+        return np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        caps = mp_expect(gam[small], lambda s, P: (1.0 / (P * phi(s)),), p[small, None],
+                         strict=False)[0]
+    caps = caps[np.isfinite(caps) & (caps > 0)]
+    return float(caps.min()) if caps.size else np.inf
