@@ -23,9 +23,9 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
-                                none_if_nan, replicate_task, spec_to_dict, summarize,
-                                task_inputs, valid_replicate)
+                                replicate_task, spec_to_dict, task_inputs, valid_replicate)
 from montecarlo.runner.budget import check_tasks
+from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
 from montecarlo.prediction import predicted, simulated_spec

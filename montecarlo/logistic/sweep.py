@@ -34,7 +34,8 @@ import itertools
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import MAX_MINUTES, none_if_nan, summarize
+from montecarlo.compare import MAX_MINUTES
+from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.logistic import pipeline, ridge
 from montecarlo.logistic.fits import check_fedprox_lams
 from montecarlo.prediction import simulated_ratios
