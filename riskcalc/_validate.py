@@ -358,8 +358,7 @@ def ints_beyond(value, maximum: int) -> bool:
     raw = np.asarray(value, dtype=object if isinstance(value, (list, tuple)) else None)
     if raw.dtype.kind in "iu":
         return bool(np.any(raw > maximum))
-    # Python ints (in a list, or beyond int64)
-    return raw.dtype.kind == "O" and any(
+    return raw.dtype.kind == "O" and any(       # Python ints (in a list, or beyond int64)
         isinstance(v, (int, np.integer)) and v > maximum for v in np.ravel(raw))
 
 
