@@ -246,12 +246,12 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
                 fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
                 memory=memory.get(("finetune", c)),
                 deadline=None if max_seconds is None else begun + max_seconds)
-        except Overtime:
+        except Overtime as exc:
             # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
             raise ValueError(
                 f"{method} (lam = {lam:g}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds)}: its "
+                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds, exc)}: its "
                 "solution's norm grows as lam falls on nearly separable data; give a larger "
                 "lam, or raise max_seconds (in Python; --max-minutes on the command line)"
             ) from None
@@ -318,7 +318,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                 raise no_joint_root(exc, fed, inverse, lam, lambda v: client_views(
                     fed, spectrum, global_lam, method, v, groups, deadline),
                     spectrum.mean) from None
-        except Overtime:
+        except Overtime as exc:
             # global_lam = 0 just inside the pooled separability threshold: past 60 s with
             # max_seconds = 3; RTFA's fine-tuning and FedProx at lam = 1e-8 on separable data
             # took 9 and 14 s with max_seconds = 3 (the norms grow, unseen by the estimate).
@@ -334,7 +334,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                      "eigenvalues (powerlaw:P,D with a smaller D)")
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: "
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds, exc)}: "
                 f"{cause}, or raise max_seconds (in Python; --max-minutes on the command "
                 "line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}

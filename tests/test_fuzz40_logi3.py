@@ -1,0 +1,23 @@
+"""Issue 32, fuzz40 (logi3): what this fuzz found, each test failing before."""
+
+import time
+
+import pytest
+
+import riskcalc
+
+#: Two clients, the first separable (gamma 0.5 above its Candes-Sur threshold 0.33).
+SEPARABLE = dict(gamma=[0.5, 1.0], r=[1.0, 0.5], signal=1.0, global_lam=0.1, method="rtfa")
+
+
+def test_fine_tuning_rule_not_built_past_max_seconds():
+    # F1: RTFA at lam = 1e-300 with max_seconds = 5 ran 10.3 s and 2.2 GB (two-point:1,4,0.5
+    # 8.9 s, 1.9 GB): building a 3-d rule of 3.8e7 nodes took 5.3 s, unseen by the deadline
+    # (checked between residual evaluations). Rule3 is now not built when building it and one
+    # evaluation would end past the deadline (lam = 1e-12, max_seconds = 1: built a 3.1e7-node
+    # rule first).
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"max_seconds = 1 \(.* s: its next quadrature rule, "
+                                         r"of .* nodes, built and evaluated once, would have"):
+        riskcalc.logistic_clients_limit(lam=1e-12, max_seconds=1, **SEPARABLE)
+    assert time.perf_counter() - begun < 1.5
