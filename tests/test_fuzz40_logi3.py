@@ -21,3 +21,16 @@ def test_fine_tuning_rule_not_built_past_max_seconds():
                                          r"of .* nodes, built and evaluated once, would have"):
         riskcalc.logistic_clients_limit(lam=1e-12, max_seconds=1, **SEPARABLE)
     assert time.perf_counter() - begun < 1.5
+
+
+def test_simulated_fit_refuses_a_lam_too_small_to_hold_it():
+    # F2: on separable data (gamma 0.5, d = 50) the simulated pipeline's ridge fits stopped at
+    # Newton's gradient tolerance 1e-10 where the loss alone is flat: lam = 1e-20 and 1e-300
+    # returned the same w_hat (risk 13157.6, its next Newton step 5.7 long), not their
+    # minimizers (the risk grows as lam falls: 4013 at 1e-8). Now refused, naming lam.
+    from montecarlo.logistic.pipeline import simulate_replicate
+
+    with pytest.raises(ValueError, match=r"rtfa: the simulated fit at lam = 1e-300 stopped .* "
+                                         r"give a larger lam"):
+        simulate_replicate(gammas=[0.5, 1.0], rs=[1.0, 0.5], signal=1.0, lams=[1e-300],
+                           global_lam=0.1, d=50, seed=0, rep=0)
