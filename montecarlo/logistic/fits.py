@@ -60,6 +60,12 @@ class Weighted:
         # minimizer's outer solve, TOL or 1e-14 lam.
         w = damped_newton(self.value, self.grad, self.hess, np.array(start, float),
                           max(TOL, 1e-14 * self.lam), what)
+        self.check_held(w, what, penalty)
+        return w
+
+    def check_held(self, w, what, penalty: str = "lam"):
+        """``solve``'s ValueError for a fit ``w`` (of any solver) whose next Newton step
+        exceeds ``STEP_RTOL`` of ``max(1, its distance from the centre)``."""
         try:
             step = float(np.linalg.norm(np.linalg.solve(self.hess(w), self.grad(w))))
         except np.linalg.LinAlgError:       # singular in floating point: flat directions
@@ -72,7 +78,6 @@ class Weighted:
                 f"centre: {gap:.3g}): on (nearly) separable data {penalty} is too small to hold "
                 "the fit (every smaller value gives the same fit, not its own minimizer); give "
                 f"a larger {penalty}")
-        return w
 
 
 #: The clients' weightings of the global objective.
