@@ -45,3 +45,26 @@ def test_simulated_logistic_limit_refuses_a_lam_too_small_to_hold_its_fit():
     with pytest.raises(ValueError, match=r"ridge fit toward centre_scale \* w_0: the simulated "
                                          r"fit at lam = 1e-300 .* give a larger lam"):
         simulate_replicate(gamma=0.5, signal=1.0, r=1.0, lams=[1e-300], d=50, seed=0, rep=0)
+
+
+def test_warm_started_fixed_point_falls_back_to_the_ladder(monkeypatch):
+    # F4: logistic_lam_path(gamma=0.5, signal=r=1, lams=[1, 1e-3, 1e-300], max_seconds=3)
+    # failed "a quadrature rule of 1.39e+09 nodes ...: the iterate left the solution's scales"
+    # (3.1 s): the direct solve from lam = 1e-3's root outgrew every rule, and that
+    # SolverError skipped the continuation in lam that lam = 1e-300 alone takes (its overtime
+    # refusal, "give a larger lam"). Replayed cheaply: the direct attempt's rule cap, forced.
+    from riskcalc.errors import SolverError
+    from riskcalc.logistic import fixed_point
+
+    real, calls = fixed_point._root_resolved, []
+
+    def capped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise SolverError("logistic fixed point: a quadrature rule of 1.39e+09 nodes")
+        return real(*args, **kwargs)
+
+    expected = fixed_point.solve_fixed_point(0.5, 1.0, 1.0, 0.5)[0]
+    monkeypatch.setattr(fixed_point, "_root_resolved", capped)
+    x = fixed_point.solve_fixed_point(0.5, 1.0, 1.0, 0.5, start=expected + 1.0)[0]
+    assert x == pytest.approx(expected, rel=1e-8)
