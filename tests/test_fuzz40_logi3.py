@@ -68,3 +68,13 @@ def test_warm_started_fixed_point_falls_back_to_the_ladder(monkeypatch):
     monkeypatch.setattr(fixed_point, "_root_resolved", capped)
     x = fixed_point.solve_fixed_point(0.5, 1.0, 1.0, 0.5, start=expected + 1.0)[0]
     assert x == pytest.approx(expected, rel=1e-8)
+
+
+def test_rtfa_at_a_subnormal_lam_is_its_lam_zero_limit_below_the_threshold():
+    # F5: RTFA at lam = 1e-300 (or 5e-324) with clients whose MLE exists (gamma [0.05, 0.1]
+    # below the Candes-Sur threshold) failed "logistic fine-tuning: no convergence at lam =
+    # 1.30975e-26 (residual 4.63e-04)" while lam = 0 and pFedMe at 1e-300 answered: log kappa_hg
+    # left the residuals' window. Below MLE_LAM = 1e-20 it is now the lam = 0 limit (the MLE).
+    res = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
+                                          global_lam=0.1, lam=1e-300, method="rtfa")
+    assert res.risk == pytest.approx([0.33600653, 0.73514615], rel=1e-6)
