@@ -78,3 +78,13 @@ def test_rtfa_at_a_subnormal_lam_is_its_lam_zero_limit_below_the_threshold():
     res = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
                                           global_lam=0.1, lam=1e-300, method="rtfa")
     assert res.risk == pytest.approx([0.33600653, 0.73514615], rel=1e-6)
+
+
+def test_spectral_rtfa_at_a_subnormal_lam_is_its_lam_zero_limit_below_the_threshold():
+    # F6 (F5's twin under a spectrum): two-point:1,4,0.5 at lam = 1e-300 failed "logistic
+    # fine-tuning with a spectrum: no convergence at lam = 1.32158e-26" where lam = 0 answered.
+    res = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
+                                          global_lam=0.1, lam=1e-300, method="rtfa",
+                                          spectrum="two-point:1,4,0.5")
+    assert res.risk == pytest.approx([0.2838686, 0.60554135], rel=1e-6)
+    assert res.params["lam"] == 1e-300

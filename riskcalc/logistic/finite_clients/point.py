@@ -317,8 +317,12 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
             residual = max(residual, res)
     else:
         # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
-        # global model is still solved for its fields.
-        mle = method == "rtfa" and lam == 0.0
+        # global model is still solved for its fields. Below MLE_LAM too when every target's
+        # MLE exists (its threshold at ||w_i||_Sigma, as ``overtime``'s): 1e-300 failed "no
+        # convergence at lam = 1.32158e-26" under two-point:1,4,0.5 at gamma [0.05, 0.1].
+        kappa = np.hypot(signal, fed.r[groups]) * np.sqrt(spectrum.mean)
+        mle = method == "rtfa" and (lam == 0.0 or (lam < MLE_LAM and all(
+            g < mle_threshold(float(k)) for g, k in zip(fed.gamma[groups], kappa))))
         try:
             try:
                 views, (overlap, dist, iterations, residual) = client_views(
