@@ -15,6 +15,9 @@ from riskcalc.errors import SolverError
 
 #: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
 TOL = 1e-10
+#: Largest Newton step left at the stop, relative to the fit's distance from its centre (at
+#: least 1), of an accepted fit (``Weighted.solve``).
+STEP_RTOL = 1e-4
 
 
 class Weighted:
@@ -38,13 +41,43 @@ class Weighted:
         B = self.A * np.sqrt(self.c * expit(z) * expit(-z))[:, None]
         return B.T @ B + self.lam * np.eye(self.A.shape[1])
 
-    def solve(self, start, what):
+    def solve(self, start, what, penalty: str = "lam"):
+        """The minimizer by damped Newton from ``start``; ``what`` names the fit and
+        ``penalty`` its ``lam`` in the errors.
+
+        Raises
+        ------
+        ValueError
+            The fit stopped at the gradient tolerance with its next Newton step beyond
+            ``STEP_RTOL`` of its distance from the centre (``max(1, .)``): on (nearly)
+            separable data the loss is flat along the separating direction and a tiny penalty
+            does not hold the fit there (gamma 0.5, d = 50: lam = 1e-20 and 1e-300 gave the
+            same w_hat, risk 13157.6, step 5.7 of 117; lam = 1e-6: 3.8e-6 of 41).
+        """
         # The penalty's gradient lam (w - centre) carries lam times w's rounding: from lam ~
         # 1e5 a fixed TOL was out of reach (RTFA and pFedMe at lam = 1e8, inside the limits'
         # LAM_MAX, failed "did not reach gradient norm 1e-10 ... with l2 = 0"); as the FedProx
         # minimizer's outer solve, TOL or 1e-14 lam.
-        return damped_newton(self.value, self.grad, self.hess, np.array(start, float),
-                             max(TOL, 1e-14 * self.lam), what)
+        w = damped_newton(self.value, self.grad, self.hess, np.array(start, float),
+                          max(TOL, 1e-14 * self.lam), what)
+        self.check_held(w, what, penalty)
+        return w
+
+    def check_held(self, w, what, penalty: str = "lam"):
+        """``solve``'s ValueError for a fit ``w`` (of any solver) whose next Newton step
+        exceeds ``STEP_RTOL`` of ``max(1, its distance from the centre)``."""
+        try:
+            step = float(np.linalg.norm(np.linalg.solve(self.hess(w), self.grad(w))))
+        except np.linalg.LinAlgError:       # singular in floating point: flat directions
+            step = np.inf
+        gap = float(np.linalg.norm(w - self.centre))
+        if not step <= STEP_RTOL * max(1.0, gap):
+            raise ValueError(
+                f"{what}: the simulated fit at {penalty} = {self.lam:g} stopped at Newton's "
+                f"gradient tolerance with its next step {step:.3g} long (its distance from the "
+                f"centre: {gap:.3g}): on (nearly) separable data {penalty} is too small to hold "
+                "the fit (every smaller value gives the same fit, not its own minimizer); give "
+                f"a larger {penalty}")
 
 
 #: The clients' weightings of the global objective.
@@ -84,7 +117,8 @@ def global_model(X, y, *, global_lam: float, weights: str = "samples"):
                           "global_lam > 0")
     c = sample_weights([len(b) for b in y], weights)
     d = Xp.shape[1]
-    return Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
+    return Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model",
+                                                                 "global_lam")
 
 
 #: Largest lam of the simulated FedProx / pFedMe minimizer (the limits' ``LAM_MAX``): its

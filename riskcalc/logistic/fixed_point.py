@@ -237,7 +237,10 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).
     if start is not None or lam >= 1.0:
         x0 = _start(kappa, nodes, gamma, lam, c_e, C) if start is None else start
-        x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline=deadline)
+        try:    # the iterate may outgrow every rule (a path's jump from 1e-3 to 1e-300)
+            x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline)
+        except SolverError:
+            err = np.inf
         if err <= TOL:
             return x, rule, (kappa, c_e, C)
     lams = ladder(lam)

@@ -66,12 +66,13 @@ gives ``fixed_point``'s (E1)-(E4) (``rho_h = lam/(lam + D)`` is E4's shrinkage).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.engine.deadline import by_deadline
+from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 from riskcalc.logistic.ranges import check_solution_logs, ladder
 from riskcalc.logistic.engine.gaussian import (MAX_RULE_NODES, SCALE_MARGIN, axis_key, axis_nodes,
                                                axis_rule, solve_resolved)
@@ -91,6 +92,13 @@ GH_MAX = 160
 #: so that the first rule's panels are ``3 pi / scale`` wide (about 1e-9, ample for the
 #: ladder's ``QUAD_RTOL``; the 3-d tensor is costly).
 PANEL_BASE = 36
+#: Seconds per node (before pruning) of building a ``Rule3`` and evaluating ``moments`` on it
+#: once, above which time left before a deadline the rule is not built: measured 2-13e-8 for
+#: the build and 4-19e-8 for the first evaluation at 1.2e7-5e7 nodes (one thread, loaded
+#: 2-core machine). A rule of 3.8e7 nodes took 5.3 s to build at lam = 1e-300 (separable
+#: client, max_seconds = 5: refused at 8.1 s, 1.5 GB); the residuals' deadline
+#: (``deadline.by_deadline``) is checked between evaluations only.
+SECONDS_BUILD = 3e-7
 
 
 class Rule3:
@@ -103,7 +111,7 @@ class Rule3:
 
     PRUNE = 1e-17
 
-    def __init__(self, kappa: float, n: int, scales=(0.0, 0.0, 0.0)):
+    def __init__(self, kappa: float, n: int, scales=(0.0, 0.0, 0.0), deadline=None):
         self.n = n
         self.keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
                           for sc in (max(kappa, scales[0]), scales[1], scales[2]))
@@ -114,6 +122,9 @@ class Rule3:
                               f"{scales[2]:.3g}), beyond {MAX_RULE_NODES:.0e}: the solution "
                               "(or the solver's iterate) outgrew it; its norm grows as lam "
                               "falls on nearly separable data: give a larger lam")
+        if deadline is not None and time.perf_counter() + SECONDS_BUILD * nodes > deadline:
+            raise Overtime(f"its next quadrature rule, of {nodes:.3g} nodes, built and "
+                           "evaluated once, would have ended past it")
         (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
         weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
                   * w1[None, :, None] * w2[None, None, :])
@@ -162,15 +173,16 @@ class Rule3:
         return t[0, :, 0], p[0, :, 0]
 
     @classmethod
-    def at(cls, view, n: int, y, margin: float = SCALE_MARGIN):
+    def at(cls, view, n: int, y, margin: float = SCALE_MARGIN, deadline=None):
         """The rule for the margins at ``y`` (``moments``): scales ``max |A|``, the largest
-        ``g_1`` coefficient and the ``g_2`` coefficient, times ``margin``."""
+        ``g_1`` coefficient and the ``g_2`` coefficient, times ``margin``; ``deadline.Overtime``
+        when building it and one evaluation would end past ``deadline`` (``SECONDS_BUILD``)."""
         c1, c2 = _coefficients(y, view)
         scales = (margin * max(abs(view.A_g), abs(y[0])), margin * max(view.nu_g, abs(c1)),
                   margin * c2)
         keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
                      for sc in (max(view.kappa, scales[0]), scales[1], scales[2]))
-        return remembered((cls, view.kappa, n, keys), lambda: cls(view.kappa, n, scales))
+        return remembered((cls, view.kappa, n, keys), lambda: cls(view.kappa, n, scales, deadline))
 
     def expect(self, values):
         # Not np.dot: a BLAS call per expectation costs more than it saves here.
@@ -251,7 +263,8 @@ def _root_resolved(y0, view, lam, nodes, memory=None, deadline=None):
     ``warm.JacobianMemory`` carried along a grid; ``deadline.Overtime`` past ``deadline``."""
     (y, err, nfev), rules = solve_resolved(
         lambda y, rules: _root(y, view, lam, rules[0], memory, deadline),
-        lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
+        lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin, deadline)],
+        np.asarray(y0, float))
     return y, err, nfev, rules[0]
 
 

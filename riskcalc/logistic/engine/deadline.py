@@ -20,7 +20,9 @@ PREDICTED_FROM = 1.0
 
 
 class Overtime(Exception):
-    """A fixed-point solve still running at its deadline (``fixed_point._root``)."""
+    """A fixed-point solve still running at its deadline (``fixed_point._root``), or stopped
+    before a step predicted to end past it; its message, if any, names that step
+    (``elapsed``)."""
 
 
 def by_deadline(fun, deadline):
@@ -47,11 +49,13 @@ def by_deadline(fun, deadline):
     return checked
 
 
-def elapsed(seconds: float, max_seconds: float) -> str:
+def elapsed(seconds: float, max_seconds: float, step=None) -> str:
     """``(N s)`` for a refusal at ``max_seconds`` after ``seconds``, saying why it came early
     when ``by_deadline`` predicted the overrun ("was still solving at max_seconds = 60 (48.8
-    s)" read as a contradiction)."""
+    s)" read as a contradiction); ``step``: the ``Overtime`` raised, whose message (if any)
+    names the step predicted to overrun instead of the next residual evaluation."""
     if seconds >= max_seconds:
         return f"({seconds:.3g} s)"
-    return (f"({seconds:.3g} s: its next residual evaluation, as slow as its slowest so far, "
-            "would have ended past it)")
+    why = str(step or "") or ("its next residual evaluation, as slow as its slowest so far, "
+                              "would have ended past it")
+    return f"({seconds:.3g} s: {why})"

@@ -21,6 +21,7 @@ from riskcalc.logistic.fixed_point import settle, solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
+from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
 
@@ -79,6 +80,15 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
                                    weights), global_lam, max_seconds=max_seconds)
 
 
+#: Below this lam, RTFA's fine-tuning of a client whose MLE exists (gamma below the
+#: Candes-Sur threshold h) is its lam = 0 limit, the local MLE (``solve_fixed_point`` at lam =
+#: 0), within O(lam): the fine-tuning's log kappa_hg ~ log(lam mu_g / D_x) leaves
+#: ``ranges.LOG_WINDOW`` below lam ~ 1e-25 (gamma [0.05, 0.1], r [1, 0.5], signal 1: lam =
+#: 1e-300 failed "no convergence at lam = 1.30975e-26"; lam = 1e-24 to 1e-12 answer within
+#: 6e-8 of lam = 0, the quadrature's accuracy).
+MLE_LAM = 1e-20
+
+
 def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
                   deadline=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
@@ -96,6 +106,8 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
             res.diagnostics["residual"], None
     if method == "fedavg":
         return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0, None
+    if method == "rtfa" and 0.0 < lam < MLE_LAM and gamma < mle_threshold(kappa):
+        lam = 0.0
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
@@ -246,12 +258,12 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
                 fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
                 memory=memory.get(("finetune", c)),
                 deadline=None if max_seconds is None else begun + max_seconds)
-        except Overtime:
+        except Overtime as exc:
             # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
             raise ValueError(
                 f"{method} (lam = {lam:g}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds)}: its "
+                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds, exc)}: its "
                 "solution's norm grows as lam falls on nearly separable data; give a larger "
                 "lam, or raise max_seconds (in Python; --max-minutes on the command line)"
             ) from None
@@ -305,8 +317,12 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
             residual = max(residual, res)
     else:
         # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
-        # global model is still solved for its fields.
-        mle = method == "rtfa" and lam == 0.0
+        # global model is still solved for its fields. Below MLE_LAM too when every target's
+        # MLE exists (its threshold at ||w_i||_Sigma, as ``overtime``'s): 1e-300 failed "no
+        # convergence at lam = 1.32158e-26" under two-point:1,4,0.5 at gamma [0.05, 0.1].
+        kappa = np.hypot(signal, fed.r[groups]) * np.sqrt(spectrum.mean)
+        mle = method == "rtfa" and (lam == 0.0 or (lam < MLE_LAM and all(
+            g < mle_threshold(float(k)) for g, k in zip(fed.gamma[groups], kappa))))
         try:
             try:
                 views, (overlap, dist, iterations, residual) = client_views(
@@ -318,7 +334,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                 raise no_joint_root(exc, fed, inverse, lam, lambda v: client_views(
                     fed, spectrum, global_lam, method, v, groups, deadline),
                     spectrum.mean) from None
-        except Overtime:
+        except Overtime as exc:
             # global_lam = 0 just inside the pooled separability threshold: past 60 s with
             # max_seconds = 3; RTFA's fine-tuning and FedProx at lam = 1e-8 on separable data
             # took 9 and 14 s with max_seconds = 3 (the norms grow, unseen by the estimate).
@@ -334,7 +350,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                      "eigenvalues (powerlaw:P,D with a smaller D)")
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: "
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds, exc)}: "
                 f"{cause}, or raise max_seconds (in Python; --max-minutes on the command "
                 "line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}

@@ -160,7 +160,7 @@ def _root(y0, cp, lam, rule, deadline=None):
 def _root_resolved(y0, cp, lam, nodes, deadline=None):
     (y, err, nfev), rules = solve_resolved(
         lambda y, rules: _root(y, cp, lam, rules[0], deadline),
-        lambda y, margin=SCALE_MARGIN: [Rule3.at(cp.view, nodes, y, margin)],
+        lambda y, margin=SCALE_MARGIN: [Rule3.at(cp.view, nodes, y, margin, deadline)],
         np.asarray(y0, float))
     return y, err, nfev, rules[0]
 
