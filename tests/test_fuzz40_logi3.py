@@ -15,10 +15,12 @@ def test_fine_tuning_rule_not_built_past_max_seconds():
     # 8.9 s, 1.9 GB): building a 3-d rule of 3.8e7 nodes took 5.3 s, unseen by the deadline
     # (checked between residual evaluations). Rule3 is now not built when building it and one
     # evaluation would end past the deadline (lam = 1e-12, max_seconds = 1: built a 3.1e7-node
-    # rule first).
+    # rule first, refused after 3.9 s). On a loaded machine the deadline can pass before the
+    # rule is reached: its own refusal then, equally in time (session 40's whole-suite run).
     begun = time.perf_counter()
-    with pytest.raises(ValueError, match=r"max_seconds = 1 \(.* s: its next quadrature rule, "
-                                         r"of .* nodes, built and evaluated once, would have"):
+    with pytest.raises(ValueError, match=r"max_seconds = 1 \(.* s: (its next quadrature rule, "
+                                         r"of .* nodes, built and evaluated once, would have|"
+                                         r"its solution's norm grows as lam falls)"):
         riskcalc.logistic_clients_limit(lam=1e-12, max_seconds=1, **SEPARABLE)
     assert time.perf_counter() - begun < 3.0
 
