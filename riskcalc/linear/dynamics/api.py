@@ -318,6 +318,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 
             out = shift_k_curves(gam, rr, sig, p, s, eta, K, g, T, joint)
+        elif shared and spectrum.atoms.size == 1 and np.isfinite(K):
+            # Sigma = c I is exactly Sigma = I with step c eta, the models times sqrt(c) (the
+            # risk unchanged; the distance times c); the pencils lost the own models below eta
+            # c ~ 1e-4, blamed on pooled N near d (scaled:1e-4, K = 1; fuzz40 scale F1).
+            c = float(spectrum.atoms[0])
+            out = ROUTES[name](gam, rr * np.sqrt(c), sig, p, s * np.sqrt(c), eta * c,
+                              effective_steps(K, eta * c, gam), g, T)
+            out["distance"] = out["distance"] / c
         elif shared and np.isinf(K):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
