@@ -29,3 +29,27 @@ def test_scaled_identity_answers_the_own_models_at_a_small_step_times_scale(caps
         for got, want in ((res.risk, ref.risk), (res.local_risk, ref.local_risk),
                           (res.distance_to_fixed_point * c, ref.distance_to_fixed_point)):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_spectrum_routes_are_scale_covariant_at_a_tiny_top():
+    """F2: under two atoms times c = 1e-11 (the steps times 1 / c, the models times 1 /
+    sqrt(c): exactly the c = 1 federation), Algorithm 1 with K = 2 answered 2e-3 off, silently,
+    and FedAvg with K = 2 was refused as "pooled N near d": the pencils form L0 + s E with L0
+    of order 1. The routes now solve the spectrum rescaled to its top atom 1 and map back."""
+    fed = dict(gamma=[0.5, 2.0], sigma=0.5, rounds=[0, 5, np.inf])
+
+    def run(name, c, **kw):
+        return rounds_limit(name, **fed, r=np.array([1.0, 0.5]) / np.sqrt(c),
+                            signal=1.0 / np.sqrt(c), local_steps=2, step_size=0.05 / c,
+                            spectrum=Spectrum([c, 3.0 * c], [0.5, 0.5]), **kw)
+    for name, kw in (("fedavg", {}), ("pfedme", {"lam": 0.5})):
+        ref, res = run(name, 1.0, **kw), run(name, 1e-11, **{k: v * 1e-11 for k, v in kw.items()})
+        for got, want in ((res.risk, ref.risk), (res.global_risk, ref.global_risk),
+                          (res.distance_to_fixed_point * 1e-11, ref.distance_to_fixed_point)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        if name == "pfedme":        # personalization's step and ridge mapped back too
+            np.testing.assert_allclose(res.personalized_risk(steps=2, step_size=0.05 / 1e-11),
+                                       ref.personalized_risk(steps=2, step_size=0.05),
+                                       rtol=1e-12)
+            np.testing.assert_allclose(res.personalized_risk(lam=0.7e-11),
+                                       ref.personalized_risk(lam=0.7), rtol=1e-12)

@@ -45,10 +45,12 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
         from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
-        pencil_work(spectrum, 1 + gam.size, rounds)
+        from riskcalc.linear.dynamics.sigma.guards import unit_top
 
-        return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
-                                     spectrum)["local"](terms)
+        pencil_work(spectrum, 1 + gam.size, rounds)
+        kw = unit_top(spectrum, r, signal, eta)[0]
+        return fedavg_sigma_k_curves(gam, kw["r"], sigma, p, kw["signal"], kw["eta"], 1, g,
+                                     rounds, kw["spectrum"])["local"](terms)
     return local
 
 
@@ -252,7 +254,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
     from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
-                                                       spectrum_cause)
+                                                       spectrum_cause, unit_top)
 
     def reach_top(gam, lam, eta, K, gl, T, top):    # Algorithm 1, K steps: finite rounds asked
         if np.any(np.isfinite(T) & (T > 0)):
@@ -282,7 +284,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             # reported where directions of eigenvalue 1e-4 barely move).
             reach_top(gam, lam, eta, K, g * lam, T, float(np.max(spectrum.atoms)))
             pencil_guard(spectrum, gam, p, T, lam=lam)
-            out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
+            kw, back = unit_top(spectrum, rr, s, eta, lam, g)
+            out = back(algorithm1_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["lam"],
+                                                 kw["eta"], K, kw["g"], T, kw["spectrum"]))
         elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
             from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
 
@@ -344,7 +348,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 
             reach = pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
-            out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
+            kw, back = unit_top(spectrum, rr, s, eta)
+            out = back(fedavg_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["eta"], K, g,
+                                             T, kw["spectrum"]))
             found_reach(out, *reach)
         else:
             try:
