@@ -1,6 +1,7 @@
 """Issue 32, fuzz40 (scale): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from riskcalc.linear.dynamics import rounds_limit
 from riskcalc.spectrum import Spectrum
@@ -53,3 +54,15 @@ def test_spectrum_routes_are_scale_covariant_at_a_tiny_top():
                                        rtol=1e-12)
             np.testing.assert_allclose(res.personalized_risk(lam=0.7e-11),
                                        ref.personalized_risk(lam=0.7), rtol=1e-12)
+
+
+def test_a_tiny_step_times_spectrum_names_the_step_size():
+    """F3: FedAvg's own models under two-point:1,4,0.5 at step_size 3e-5 (the round map's top
+    5e-4: the pencil's density scan loses its bottom to rounding) were refused as "pooled N near
+    d: sum_j min(1, 1/gamma_j) near 1" at 1.5; now the step size is named."""
+    res = rounds_limit("fedavg", gamma=[2.0, 2.0, 2.0], r=1.0, sigma=0.5, signal=1.0,
+                       rounds=[1, 2], local_steps=1, step_size=3e-5,
+                       spectrum=Spectrum([1.0, 4.0], [0.5, 0.5]))
+    with pytest.raises(ValueError, match=r"step_size: the round map's spectrum tops at 0\.00052 "
+                                         r".*\(sum_j min\(1, 1/gamma_j\) = 1\.5 is off"):
+        res.local_risk
