@@ -21,7 +21,7 @@ def test_scaled_identity_answers_the_own_models_at_a_small_step_times_scale(caps
                               "--local-steps", "1", "--local-step-size", "0.1",
                               "--spectrum", "scaled:1e-4"], capsys)
     assert code == 0 and "n/a" not in out and "pooled N" not in out + err
-    for K, c in ((1, 1e-4), (2, 1e-6), (5, 1e-11), (2, 1e4)):
+    for K, c in ((2, 1e-6), (5, 1e-11)):
         eta = 0.05 / c
         res = rounds_limit("fedavg", signal=1.0, local_steps=K, step_size=eta,
                            spectrum=Spectrum([c], [1.0]), **FED)
@@ -66,3 +66,18 @@ def test_a_tiny_step_times_spectrum_names_the_step_size():
     with pytest.raises(ValueError, match=r"step_size: the round map's spectrum tops at 0\.00052 "
                                          r".*\(sum_j min\(1, 1/gamma_j\) = 1\.5 is off"):
         res.local_risk
+
+
+def test_personalization_under_a_tiny_spectrum_is_scale_covariant():
+    """F4: FedAvg's FTFA personalization (K = 1, two atoms times 1e-10, the steps times 1e10,
+    the models times 1e5: exactly the unit federation) was a SolverError "the contour encloses
+    1 of the round map's spectrum, not all of it": ``personalize_sigma`` too now solves at the
+    spectrum's top atom 1."""
+    fed = dict(gamma=[0.5, 2.0], sigma=0.5, rounds=[0, 3], local_steps=1)
+
+    def run(c):
+        res = rounds_limit("fedavg", **fed, r=np.array([1.0, 0.5]) / np.sqrt(c),
+                           signal=1.0 / np.sqrt(c), step_size=0.05 / c,
+                           spectrum=Spectrum([c, 3.0 * c], [0.5, 0.5]))
+        return res.personalized_risk(steps=1, step_size=0.05 / c)
+    np.testing.assert_allclose(run(1e-10), run(1.0), rtol=1e-12)

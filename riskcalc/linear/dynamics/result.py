@@ -300,6 +300,7 @@ class RoundsLimit:
         (``kw``: ``personalization_filter``'s description)."""
         from riskcalc.linear.dynamics.sigma.personalize_sigma import (MAX_UNKNOWNS,
                                                                       personalized_sigma)
+        from riskcalc.linear.dynamics.sigma.guards import unit_top
         from riskcalc.spectrum import Spectrum
 
         par = self.params
@@ -314,12 +315,16 @@ class RoundsLimit:
                 return self._personal(kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
         gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
-        spectrum = Spectrum(spec["atoms"], weights=spec["weights"])
+        # At the spectrum's top atom 1 (``guards.unit_top``; scale 1e-10 was a SolverError).
+        u = unit_top(Spectrum(spec["atoms"], weights=spec["weights"]), rr, par["signal"],
+                     par["step_size"], par.get("lam"), par["global_step"])[0]
+        eta2, lam2 = kw.get("step_size"), kw.get("lam")
         with beyond_floats():
             return personalized_sigma(
-                self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
-                self.rounds, spectrum, local_steps=par["local_steps"],
-                step_size=par["step_size"], lam=par.get("lam"), g=par["global_step"],
-                kind=kw["personalization"], k=kw.get("steps"), eta2=kw.get("step_size"),
-                lam2=kw.get("lam"), spectrum_edges=(*self.diagnostics["edges"],
-                                                    self.diagnostics["atom_at_zero"]))
+                self.method, gam, u["r"], sig, weight_vector(par["weights"], gam), u["signal"],
+                self.rounds, u["spectrum"], local_steps=par["local_steps"],
+                step_size=u["eta"], lam=u.get("lam"), g=u.get("g", par["global_step"]),
+                kind=kw["personalization"], k=kw.get("steps"),
+                eta2=None if eta2 is None else eta2 * u["c"],
+                lam2=None if lam2 is None else lam2 / u["c"],
+                spectrum_edges=(*self.diagnostics["edges"], self.diagnostics["atom_at_zero"]))

@@ -244,19 +244,19 @@ def found_reach(out, a, bound):
 
 def unit_top(spectrum, r, signal, eta, lam=None, g=None):
     """A pencil route's inputs (``spectrum``, ``r``, ``signal``, ``eta``; Algorithm 1 also
-    ``lam``, ``g``) rescaled to the spectrum's top atom c = 1, and a function mapping its output
-    back (derived here): Sigma = c Sigma0 with step eta is exactly Sigma0 with step c eta, the
-    models times sqrt(c) (theta's too), Algorithm 1's prox penalty lam / c and global step g c
-    (g lam kept); the risks and the round map D are unchanged, the distance to the fixed point
-    is c times, personalization's FTFA step (``eta2``) c times and RTFA's lam2 / c. The pencils
-    form L0 + s E with L0 of order 1, so they lost precision as c shrank (scaled:1e-11 under
-    two atoms: Algorithm 1 K = 2 off by 2e-3, FedAvg K = 2 refused as 'pooled N near d';
-    fuzz40 scale F2)."""
+    ``lam``, ``g``; and the scale ``c``) rescaled to the spectrum's top atom c = 1, and a
+    function mapping its output back (derived here): Sigma = c Sigma0 with step eta is exactly
+    Sigma0 with step c eta, the models times sqrt(c) (theta's too), Algorithm 1's prox penalty
+    lam / c and global step g c (g lam kept); the risks and the round map D are unchanged, the
+    distance to the fixed point is c times, personalization's FTFA step (``eta2``) c times and
+    RTFA's lam2 / c. The pencils form L0 + s E with L0 of order 1, so they lost precision as c
+    shrank (scaled:1e-11 under two atoms: Algorithm 1 K = 2 off by 2e-3, FedAvg K = 2 refused
+    as 'pooled N near d'; fuzz40 scale F2; ``personalize_sigma`` at 1e-10: F4)."""
     from riskcalc.spectrum import Spectrum
 
     c = float(np.max(spectrum.atoms))
     kw = dict(spectrum=Spectrum(spectrum.atoms / c, spectrum.weights), r=r * np.sqrt(c),
-              signal=signal * np.sqrt(c), eta=eta * c)
+              signal=signal * np.sqrt(c), eta=None if eta is None else eta * c, c=c)
     if lam is not None:
         kw.update(lam=lam / c, g=g * c)
 
