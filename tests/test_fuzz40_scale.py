@@ -81,3 +81,21 @@ def test_personalization_under_a_tiny_spectrum_is_scale_covariant():
                            spectrum=Spectrum([c, 3.0 * c], [0.5, 0.5]))
         return res.personalized_risk(steps=1, step_size=0.05 / c)
     np.testing.assert_allclose(run(1e-10), run(1.0), rtol=1e-12)
+
+
+def test_covariate_shift_routes_are_scale_covariant_at_a_tiny_top():
+    """F5: covariate shift (two-point:c,4c,0.5 and scaled:2c, c = 1e-10, the steps times 1 / c,
+    the models times 1 / sqrt(c): exactly c = 1): Algorithm 1 with K = 2 answered 3.7e-5 off,
+    silently; FedAvg with K = 1 was a SolverError "the contour encloses 1.00001 of the round
+    map's spectrum". The shift routes now solve the joint spectrum at its largest value 1."""
+    def run(name, c, **kw):
+        return rounds_limit(name, gamma=[0.5, 2.0], sigma=0.5, rounds=[0, 3, np.inf],
+                            r=np.array([1.0, 0.5]) / np.sqrt(c), signal=1.0 / np.sqrt(c),
+                            local_steps=2 if kw else 1, step_size=0.05 / c,
+                            spectra=[f"two-point:{c!r},{4 * c!r},0.5", f"scaled:{2 * c!r}"],
+                            **{k: v * c for k, v in kw.items()})
+    for name, kw in (("pfedme", {"lam": 0.5}), ("fedavg", {})):
+        res, ref = run(name, 1e-10, **kw), run(name, 1.0, **kw)
+        for got, want in ((res.risk, ref.risk), (res.global_risk, ref.global_risk),
+                          (res.distance_to_fixed_point * 1e-10, ref.distance_to_fixed_point)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)

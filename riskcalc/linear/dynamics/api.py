@@ -274,7 +274,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
             reach_top(gam, lam, eta, K, g * lam, T, float(np.max(joint.values)))
-            out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)
+            u, back = unit_top(joint, rr, s, eta, lam, g)        # (fuzz40 scale F5)
+            out = back(shift_alg1_curves(gam, u["r"], sig, p, u["signal"], u["lam"], u["eta"], K,
+                                         u["g"], T, u["spectrum"]))
         elif name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
@@ -316,12 +318,16 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
             from riskcalc.linear.dynamics.shift.curves import one_step_extras
 
-            out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
-            out.update(one_step_extras(gam, rr, sig, p, s, eta, g, T, joint))
+            u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
+            args = (gam, u["r"], sig, p, u["signal"], u["eta"], g, T, u["spectrum"])
+            out = shift_curves(*args)
+            out = back({**out, **one_step_extras(*args)})
         elif joint is not None:
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 
-            out = shift_k_curves(gam, rr, sig, p, s, eta, K, g, T, joint)
+            u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
+            out = back(shift_k_curves(gam, u["r"], sig, p, u["signal"], u["eta"], K, g, T,
+                                      u["spectrum"]))
         elif shared and spectrum.atoms.size == 1 and np.isfinite(K):
             # Sigma = c I is exactly Sigma = I with step c eta, the models times sqrt(c) (the
             # risk unchanged; the distance times c); the pencils lost the own models below eta
