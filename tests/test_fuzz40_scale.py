@@ -99,3 +99,19 @@ def test_covariate_shift_routes_are_scale_covariant_at_a_tiny_top():
         for got, want in ((res.risk, ref.risk), (res.global_risk, ref.global_risk),
                           (res.distance_to_fixed_point * 1e-10, ref.distance_to_fixed_point)):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_an_unstable_even_step_under_a_scaled_identity_names_the_step_size(capsys):
+    """F6: FedAvg with K = 2 under scaled:1e4 at step_size 0.3 (step_size times the top of the
+    sample spectrum 1.7e4: the local steps diverge, which even K does not cover) said "support
+    edge of the round map: no real solution at the start of the scan (inputs beyond floating
+    point range?)"; scaled:1.0001 at 0.5, "the contour encloses 0.857337 of the round map's
+    spectrum". Sigma = c I is refused as Sigma = I is, the top c (1 + sqrt(gamma_j))^2."""
+    for spec, step, top in (("scaled:1e4", "0.3", "1.749e+04"), ("scaled:1.0001", "0.5", "2.915")):
+        code, _, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                                "--signal", "1", "--clients", "3", "--rounds", "1,inf",
+                                "--local-steps", "2", "--local-step-size", step,
+                                "--spectrum", spec], capsys)
+        assert code == 2 and err.startswith(
+            "error: step_size: local gradient descent diverges on a client (step_size times its "
+            f"sample spectrum's top c (1 + sqrt(gamma_j))^2 = {top} > 2, Sigma = c I"), err
