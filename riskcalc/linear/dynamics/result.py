@@ -299,7 +299,8 @@ class RoundsLimit:
         """(bias, variance) of ``personalized_risk`` under the shared spectrum of ``params``
         (``kw``: ``personalization_filter``'s description)."""
         from riskcalc.linear.dynamics.sigma.personalize_sigma import (MAX_UNKNOWNS,
-                                                                      personalized_sigma)
+                                                                      personalized_sigma,
+                                                                      rtfa_floor)
         from riskcalc.linear.dynamics.sigma.guards import unit_top
         from riskcalc.spectrum import Spectrum
 
@@ -315,10 +316,13 @@ class RoundsLimit:
                 return self._personal(kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
         gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
-        # At the spectrum's top atom 1 (``guards.unit_top``; scale 1e-10 was a SolverError).
-        u = unit_top(Spectrum(spec["atoms"], weights=spec["weights"]), rr, par["signal"],
-                     par["step_size"], par.get("lam"), par["global_step"])[0]
+        spectrum = Spectrum(spec["atoms"], weights=spec["weights"])
         eta2, lam2 = kw.get("step_size"), kw.get("lam")
+        if kw["personalization"] == "rtfa":       # its floor named in the given units
+            rtfa_floor(gam, spectrum, lam2)
+        # At the spectrum's top atom 1 (``guards.unit_top``; scale 1e-10 was a SolverError).
+        u = unit_top(spectrum, rr, par["signal"], par["step_size"], par.get("lam"),
+                     par["global_step"])[0]
         with beyond_floats():
             return personalized_sigma(
                 self.method, gam, u["r"], sig, weight_vector(par["weights"], gam), u["signal"],
