@@ -115,3 +115,17 @@ def test_an_unstable_even_step_under_a_scaled_identity_names_the_step_size(capsy
         assert code == 2 and err.startswith(
             "error: step_size: local gradient descent diverges on a client (step_size times its "
             f"sample spectrum's top c (1 + sqrt(gamma_j))^2 = {top} > 2, Sigma = c I"), err
+
+
+def test_even_local_steps_at_their_stability_edge_name_the_step_size():
+    """F7: FedAvg with K = 2 at step_size (1 + sqrt(3))^2 = 2 (the documented edge, allowed)
+    raised "support edge of the round map: no real solution at the start of the scan (inputs
+    beyond floating point range?)", and within 1e-9 of it "gamma: ... (pooled N = d: sum_j
+    1/gamma_j = 0.8333333333, near 1)"; the same under scaled:2 at half the step (F1's route).
+    The filter vanishes at that client's top: step_size is named."""
+    edge = 2.0 / (1.0 + np.sqrt(3.0)) ** 2
+    for step, spec in ((edge, None), (edge * (1 - 1e-9), None), (edge / 2, "scaled:2")):
+        with pytest.raises(ValueError, match=r"^step_size: step_size \(1 \+ sqrt\(gamma_j\)\)\^2 "
+                                             r"= [12][.0-9]* is at 2, the stability edge"):
+            rounds_limit("fedavg", gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0,
+                         rounds=[1, 10], local_steps=2, step_size=step, spectrum=spec)
