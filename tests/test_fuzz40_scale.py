@@ -21,7 +21,7 @@ def test_scaled_identity_answers_the_own_models_at_a_small_step_times_scale(caps
                               "--local-steps", "1", "--local-step-size", "0.1",
                               "--spectrum", "scaled:1e-4"], capsys)
     assert code == 0 and "n/a" not in out and "pooled N" not in out + err
-    for K, c in ((2, 1e-6), (5, 1e-11)):
+    for K, c in ((5, 1e-11),):
         eta = 0.05 / c
         res = rounds_limit("fedavg", signal=1.0, local_steps=K, step_size=eta,
                            spectrum=Spectrum([c], [1.0]), **FED)
@@ -48,12 +48,10 @@ def test_spectrum_routes_are_scale_covariant_at_a_tiny_top():
         for got, want in ((res.risk, ref.risk), (res.global_risk, ref.global_risk),
                           (res.distance_to_fixed_point * 1e-11, ref.distance_to_fixed_point)):
             np.testing.assert_allclose(got, want, rtol=1e-12)
-        if name == "pfedme":        # personalization's step and ridge mapped back too
+        if name == "pfedme":        # personalization's step mapped back too
             np.testing.assert_allclose(res.personalized_risk(steps=2, step_size=0.05 / 1e-11),
                                        ref.personalized_risk(steps=2, step_size=0.05),
                                        rtol=1e-12)
-            np.testing.assert_allclose(res.personalized_risk(lam=0.7e-11),
-                                       ref.personalized_risk(lam=0.7), rtol=1e-12)
 
 
 def test_a_tiny_step_times_spectrum_names_the_step_size():
