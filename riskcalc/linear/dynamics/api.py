@@ -25,11 +25,10 @@ import numpy as np
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import canonical_method, parameter, positive
-from riskcalc._text import shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
-from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
-                                             local_steps_count, rounds_array, rounds_notes,
-                                             weight_vector)
+from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, divergent_range,
+                                             effective_steps, local_steps_count, rounds_array,
+                                             rounds_notes, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -52,26 +51,6 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         return fedavg_sigma_k_curves(gam, kw["r"], sigma, p, kw["signal"], kw["eta"], 1, g,
                                      rounds, kw["spectrum"])["local"](terms)
     return local
-
-
-def _divergent_range(exc, name, gam, eta, K):
-    """Re-raise ``exc`` of FedAvg's Sigma = I route saying why when its local steps diverge
-    (odd K): the filter 1 - (1 - eta s)^K then grows like (eta s - 1)^K, and the round map's
-    spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
-    eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
-    more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
-    if name != "fedavg" or eta is None or not np.isfinite(K):
-        raise exc
-    top = eta * (1.0 + np.sqrt(gam)) ** 2
-    if not np.any(top > 2.0):
-        raise exc
-    qmax = float(np.max(1.0 - (1.0 - top) ** K))
-    raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
-                     f"{shown_apart(top.max(), 2.0)} > 2), so the local filter 1 - (1 - "
-                     "step_size s)^K "
-                     f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
-                     "spans more than its edge and contour solves resolve; give fewer "
-                     "local_steps or a smaller step_size") from None
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
@@ -362,7 +341,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             try:
                 out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
             except (ValueError, SolverError) as exc:
-                _divergent_range(exc, name, gam, eta, K)
+                divergent_range(exc, name, gam, eta, K)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
     # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam

@@ -334,3 +334,23 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
                              "indefinite), not covered; give a stable step_size or an odd "
                              "local_steps (a divergent local step is then a result)")
     return eta, lam, g, inv
+
+
+def divergent_range(exc, name, gam, eta, K):
+    """Re-raise ``exc`` of FedAvg's Sigma = I route saying why when its local steps diverge
+    (odd K): the filter 1 - (1 - eta s)^K then grows like (eta s - 1)^K, and the round map's
+    spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
+    eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
+    more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
+    if name != "fedavg" or eta is None or not np.isfinite(K):
+        raise exc
+    top = eta * (1.0 + np.sqrt(gam)) ** 2
+    if not np.any(top > 2.0):
+        raise exc
+    qmax = float(np.max(1.0 - (1.0 - top) ** K))
+    raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
+                     f"{shown_apart(top.max(), 2.0)} > 2), so the local filter 1 - (1 - "
+                     "step_size s)^K "
+                     f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
+                     "spans more than its edge and contour solves resolve; give fewer "
+                     "local_steps or a smaller step_size") from None
