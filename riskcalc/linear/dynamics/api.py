@@ -25,11 +25,10 @@ import numpy as np
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import canonical_method, parameter, positive
-from riskcalc._text import shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
-from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
-                                             local_steps_count, rounds_array, rounds_notes,
-                                             weight_vector)
+from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, divergent_range,
+                                             effective_steps, local_steps_count, rounds_array,
+                                             rounds_notes, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -45,31 +44,13 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
         from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
+        from riskcalc.linear.dynamics.sigma.guards import unit_top
+
         pencil_work(spectrum, 1 + gam.size, rounds)
-
-        return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
-                                     spectrum)["local"](terms)
+        kw = unit_top(spectrum, r, signal, eta)[0]
+        return fedavg_sigma_k_curves(gam, kw["r"], sigma, p, kw["signal"], kw["eta"], 1, g,
+                                     rounds, kw["spectrum"])["local"](terms)
     return local
-
-
-def _divergent_range(exc, name, gam, eta, K):
-    """Re-raise ``exc`` of FedAvg's Sigma = I route saying why when its local steps diverge
-    (odd K): the filter 1 - (1 - eta s)^K then grows like (eta s - 1)^K, and the round map's
-    spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
-    eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
-    more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
-    if name != "fedavg" or eta is None or not np.isfinite(K):
-        raise exc
-    top = eta * (1.0 + np.sqrt(gam)) ** 2
-    if not np.any(top > 2.0):
-        raise exc
-    qmax = float(np.max(1.0 - (1.0 - top) ** K))
-    raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
-                     f"{shown_apart(top.max(), 2.0)} > 2), so the local filter 1 - (1 - "
-                     "step_size s)^K "
-                     f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
-                     "spans more than its edge and contour solves resolve; give fewer "
-                     "local_steps or a smaller step_size") from None
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
@@ -252,7 +233,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
     from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
-                                                       spectrum_cause)
+                                                       spectrum_cause, unit_top)
 
     def reach_top(gam, lam, eta, K, gl, T, top):    # Algorithm 1, K steps: finite rounds asked
         if np.any(np.isfinite(T) & (T > 0)):
@@ -272,7 +253,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
             reach_top(gam, lam, eta, K, g * lam, T, float(np.max(joint.values)))
-            out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)
+            u, back = unit_top(joint, rr, s, eta, lam, g)        # (fuzz40 scale F5)
+            out = back(shift_alg1_curves(gam, u["r"], sig, p, u["signal"], u["lam"], u["eta"], K,
+                                         u["g"], T, u["spectrum"]))
         elif name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
@@ -282,7 +265,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             # reported where directions of eigenvalue 1e-4 barely move).
             reach_top(gam, lam, eta, K, g * lam, T, float(np.max(spectrum.atoms)))
             pencil_guard(spectrum, gam, p, T, lam=lam)
-            out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
+            kw, back = unit_top(spectrum, rr, s, eta, lam, g)
+            out = back(algorithm1_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["lam"],
+                                                 kw["eta"], K, kw["g"], T, kw["spectrum"]))
         elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
             from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
 
@@ -312,12 +297,24 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
             from riskcalc.linear.dynamics.shift.curves import one_step_extras
 
-            out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
-            out.update(one_step_extras(gam, rr, sig, p, s, eta, g, T, joint))
+            u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
+            args = (gam, u["r"], sig, p, u["signal"], u["eta"], g, T, u["spectrum"])
+            out = shift_curves(*args)
+            out = back({**out, **one_step_extras(*args)})
         elif joint is not None:
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 
-            out = shift_k_curves(gam, rr, sig, p, s, eta, K, g, T, joint)
+            u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
+            out = back(shift_k_curves(gam, u["r"], sig, p, u["signal"], u["eta"], K, g, T,
+                                      u["spectrum"]))
+        elif shared and spectrum.atoms.size == 1 and np.isfinite(K):
+            # Sigma = c I is exactly Sigma = I with step c eta, the models times sqrt(c) (the
+            # risk unchanged; the distance times c); the pencils lost the own models below eta
+            # c ~ 1e-4, blamed on pooled N near d (scaled:1e-4, K = 1; fuzz40 scale F1).
+            c = float(spectrum.atoms[0])
+            out = ROUTES[name](gam, rr * np.sqrt(c), sig, p, s * np.sqrt(c), eta * c,
+                              effective_steps(K, eta * c, gam), g, T)
+            out["distance"] = out["distance"] / c
         elif shared and np.isinf(K):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
@@ -336,13 +333,15 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 
             reach = pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
-            out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
+            kw, back = unit_top(spectrum, rr, s, eta)
+            out = back(fedavg_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["eta"], K, g,
+                                             T, kw["spectrum"]))
             found_reach(out, *reach)
         else:
             try:
                 out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
             except (ValueError, SolverError) as exc:
-                _divergent_range(exc, name, gam, eta, K)
+                divergent_range(exc, name, gam, eta, K)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
     # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam

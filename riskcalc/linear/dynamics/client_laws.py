@@ -135,8 +135,8 @@ class ClientLaws:
             # E[q^n] (n = 1..3) and E[q^n / s] (n = 1..3; q / s is a polynomial, its value
             # at the atom 0 included): the constants of the recursions of ``families``.
             # Divergent local steps past the floats (step_size 1e100, K = 3: q ~ 1e300) give
-            # inf moments, which the round map's edge solve then refuses (``api``'s
-            # ``_divergent_range`` says why): without numpy's overflow warnings on the way.
+            # inf moments, which the round map's edge solve then refuses
+            # (``inputs.divergent_range`` says why): without numpy's overflow warnings on the way.
             with np.errstate(over="ignore", invalid="ignore"):
                 mom = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2, self.q(s) ** 3,
                                               q_over_s(s), self.q(s) * q_over_s(s),

@@ -311,18 +311,44 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
                                                            ndim=0))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if not shared and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
-                eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+        # Sigma = c I: the top c (1 + sqrt(gamma_j))^2 (it takes Sigma = I's route since fuzz40
+        # scale F1; scaled:1e4 at step 0.3 was "no real solution at the start of the scan").
+        c = (1.0 if not shared else float(spectrum.atoms[0]) if spectrum.atoms.size == 1
+             else None)
+        if c is not None and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
+                eta * c * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
             # Odd K keeps q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta s)^(K - 1)
             # >= 0): D stays positive semidefinite, the curves exact however large q grows (a
             # divergent local step is a result, as for K = 1). Even K makes q negative where
             # eta s > 2: D indefinite, its spectrum on both sides of 0, not covered here.
-            top = eta * (1.0 + np.sqrt(gam)) ** 2
+            top = eta * c * (1.0 + np.sqrt(gam)) ** 2
+            what, tail = (("step_size (1 + sqrt(gamma_j))^2", "") if c == 1.0 else
+                          ("step_size times its sample spectrum's top c (1 + sqrt(gamma_j))^2",
+                           f", Sigma = c I with c = {c:g}"))
             raise ValueError("step_size: local gradient descent diverges on a client "
-                             "(step_size (1 + sqrt(gamma_j))^2 = "
-                             f"{shown_apart(top.max(), 2.0)} > 2) and "
+                             f"({what} = {shown_apart(top.max(), 2.0)} > 2{tail}) and "
                              f"local_steps = {K} is even: the local filter 1 - (1 - step_size "
                              "s)^K is then negative on part of the spectrum (the round map "
                              "indefinite), not covered; give a stable step_size or an odd "
                              "local_steps (a divergent local step is then a result)")
     return eta, lam, g, inv
+
+
+def divergent_range(exc, name, gam, eta, K):
+    """Re-raise ``exc`` of FedAvg's Sigma = I route saying why when its local steps diverge
+    (odd K): the filter 1 - (1 - eta s)^K then grows like (eta s - 1)^K, and the round map's
+    spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
+    eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
+    more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
+    if name != "fedavg" or eta is None or not np.isfinite(K):
+        raise exc
+    top = eta * (1.0 + np.sqrt(gam)) ** 2
+    if not np.any(top > 2.0):
+        raise exc
+    qmax = float(np.max(1.0 - (1.0 - top) ** K))
+    raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
+                     f"{shown_apart(top.max(), 2.0)} > 2), so the local filter 1 - (1 - "
+                     "step_size s)^K "
+                     f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
+                     "spans more than its edge and contour solves resolve; give fewer "
+                     "local_steps or a smaller step_size") from None

@@ -299,7 +299,9 @@ class RoundsLimit:
         """(bias, variance) of ``personalized_risk`` under the shared spectrum of ``params``
         (``kw``: ``personalization_filter``'s description)."""
         from riskcalc.linear.dynamics.sigma.personalize_sigma import (MAX_UNKNOWNS,
-                                                                      personalized_sigma)
+                                                                      personalized_sigma,
+                                                                      rtfa_floor)
+        from riskcalc.linear.dynamics.sigma.guards import unit_top
         from riskcalc.spectrum import Spectrum
 
         par = self.params
@@ -315,11 +317,18 @@ class RoundsLimit:
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
         gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
         spectrum = Spectrum(spec["atoms"], weights=spec["weights"])
+        eta2, lam2 = kw.get("step_size"), kw.get("lam")
+        if kw["personalization"] == "rtfa":       # its floor named in the given units
+            rtfa_floor(gam, spectrum, lam2)
+        # At the spectrum's top atom 1 (``guards.unit_top``; scale 1e-10 was a SolverError).
+        u = unit_top(spectrum, rr, par["signal"], par["step_size"], par.get("lam"),
+                     par["global_step"])[0]
         with beyond_floats():
             return personalized_sigma(
-                self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
-                self.rounds, spectrum, local_steps=par["local_steps"],
-                step_size=par["step_size"], lam=par.get("lam"), g=par["global_step"],
-                kind=kw["personalization"], k=kw.get("steps"), eta2=kw.get("step_size"),
-                lam2=kw.get("lam"), spectrum_edges=(*self.diagnostics["edges"],
-                                                    self.diagnostics["atom_at_zero"]))
+                self.method, gam, u["r"], sig, weight_vector(par["weights"], gam), u["signal"],
+                self.rounds, u["spectrum"], local_steps=par["local_steps"],
+                step_size=u["eta"], lam=u.get("lam"), g=u.get("g", par["global_step"]),
+                kind=kw["personalization"], k=kw.get("steps"),
+                eta2=None if eta2 is None else eta2 * u["c"],
+                lam2=None if lam2 is None else lam2 / u["c"],
+                spectrum_edges=(*self.diagnostics["edges"], self.diagnostics["atom_at_zero"]))

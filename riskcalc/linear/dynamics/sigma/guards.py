@@ -240,3 +240,42 @@ def found_reach(out, a, bound):
                           "lower (the scan missed a band: a covariance spectrum of a wide range "
                           "or the narrow bands of a client with gamma_j near 0 are beyond this "
                           "route)")
+
+
+def unit_top(spectrum, r, signal, eta, lam=None, g=None):
+    """A pencil route's inputs (``spectrum``, ``r``, ``signal``, ``eta``; Algorithm 1 also
+    ``lam``, ``g``; and the scale ``c``) rescaled to the spectrum's top atom c = 1, and a
+    function mapping its output back (derived here): Sigma = c Sigma0 with step eta is exactly
+    Sigma0 with step c eta, the models times sqrt(c) (theta's too), Algorithm 1's prox penalty
+    lam / c and global step g c (g lam kept); the risks and the round map D are unchanged, the
+    distance to the fixed point is c times, personalization's FTFA step (``eta2``) c times and
+    RTFA's lam2 / c. The pencils form L0 + s E with L0 of order 1, so they lost precision as c
+    shrank (scaled:1e-11 under two atoms: Algorithm 1 K = 2 off by 2e-3, FedAvg K = 2 refused
+    as 'pooled N near d'; fuzz40 scale F2; ``personalize_sigma`` at 1e-10: F4; covariate
+    shift's joint spectrum, by its largest eigenvalue: F5)."""
+    from riskcalc.linear.engine.joint_spectrum import JointSpectrum
+    from riskcalc.spectrum import Spectrum
+
+    if isinstance(spectrum, JointSpectrum):    # covariate shift's: its largest eigenvalue
+        c = float(np.max(spectrum.values))
+        unit = JointSpectrum(spectrum.weights, spectrum.values / c, spectrum.types)
+    else:
+        c = float(np.max(spectrum.atoms))
+        unit = Spectrum(spectrum.atoms / c, spectrum.weights)
+    kw = dict(spectrum=unit, r=r * np.sqrt(c),
+              signal=signal * np.sqrt(c), eta=None if eta is None else eta * c, c=c)
+    if lam is not None:
+        kw.update(lam=lam / c, g=g * c)
+
+    def back(out):
+        out["distance"] = out["distance"] / c
+        personal = out.get("personalize")
+        if personal is not None:
+            def personalize(kind, k=None, eta2=None, lam2=None):
+                return personal(kind=kind, k=k, eta2=None if eta2 is None else eta2 * c,
+                                lam2=None if lam2 is None else lam2 / c)
+            if hasattr(personal, "tops"):      # covariate shift's sample spectrum tops
+                personalize.tops = personal.tops * c
+            out["personalize"] = personalize
+        return out
+    return kw, back

@@ -186,6 +186,15 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=Non
             continue
         out.append(shift + pen.sign * a)
     top, bottom = out
+    pooled = float(np.sum(np.minimum(1.0, 1.0 / gam)))
+    if not top < 1.0 - 1e-9 and abs(pooled - 1.0) >= 1e-3:
+        # Pooled N < d with a slow penalty (measured gamma (2, 3), eta 0.05, lam 1e-2: Sigma =
+        # I's top is 1 - 6.9e-6; said "pooled N = d exactly: ... = 1"; fuzz40 scale F8).
+        raise ValueError(f"lam: the round map's top came out within 1e-9 of 1 with sum_j "
+                         f"min(1, 1/gamma_j) = {pooled:.4g}, off the threshold 1: the pooled "
+                         "samples leave directions that only the penalty moves (step_size lam "
+                         f"= {eta * lam:.3g}, global_step lam = {g * lam:.3g}), too slowly for "
+                         "this route's edge scan; give a larger lam, step_size or global_step")
     if not top < 1.0 - 1e-9:
         raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
