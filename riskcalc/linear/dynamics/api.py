@@ -26,9 +26,9 @@ from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import canonical_method, parameter, positive
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
-from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, divergent_range,
-                                             effective_steps, local_steps_count, rounds_array,
-                                             rounds_notes, weight_vector)
+from riskcalc.linear.dynamics.inputs import (MIN_STEP_SIZE, checked_steps, client_arrays,
+                                             divergent_range, effective_steps, local_steps_count,
+                                             rounds_array, rounds_notes, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -307,10 +307,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
             out = back(shift_k_curves(gam, u["r"], sig, p, u["signal"], u["eta"], K, g, T,
                                       u["spectrum"]))
-        elif shared and spectrum.atoms.size == 1 and np.isfinite(K):
-            # Sigma = c I is exactly Sigma = I with step c eta, the models times sqrt(c) (the
-            # risk unchanged; the distance times c); the pencils lost the own models below eta
-            # c ~ 1e-4, blamed on pooled N near d (scaled:1e-4, K = 1; fuzz40 scale F1).
+        elif (shared and spectrum.atoms.size == 1 and np.isfinite(K)
+              and eta * spectrum.atoms[0] >= MIN_STEP_SIZE):
+            # Sigma = c I is Sigma = I with step c eta, models times sqrt(c): the pencils lost
+            # the own models below eta c ~ 1e-4 (fuzz40 scale F1); below Sigma = I's step
+            # floor (K = 1 only: scaled:1e-100 at step 0.1) the spectrum routes answer.
             c = float(spectrum.atoms[0])
             out = ROUTES[name](gam, rr * np.sqrt(c), sig, p, s * np.sqrt(c), eta * c,
                               effective_steps(K, eta * c, gam), g, T)
