@@ -255,3 +255,21 @@ def _q_over_s(s, eta: float, K: int):
         far = (1.0 - (1.0 - x) ** K) / s
     return np.where(s == 0, eta * K, np.where(small, near, far))
 
+
+def check_edge_step(laws):
+    """ValueError naming step_size where FedAvg's even K local steps (``laws``, a
+    ``ClientLaws``; other laws pass) sit at their stability edge: step_size (1 +
+    sqrt(gamma_j))^2 within rounding of 2 zeroes the filter 1 - (1 - step_size s)^K at client
+    j's top, so D's bottom edge reaches 0 (measured, gamma (2, 3): about 0.4 (2 - that
+    product) / 2; it was blamed on pooled N = d at sum_j 1/gamma_j = 0.83; fuzz40 scale F7)."""
+    eta, K, gam = getattr(laws, "eta", None), getattr(laws, "K", None), laws.gamma
+    if eta is None or not np.isfinite(K) or K % 2 or abs(np.sum(1.0 / gam) - 1.0) < 1e-3:
+        return
+    top = float(np.max(eta * (1.0 + np.sqrt(gam)) ** 2))
+    if top >= 2.0 * (1.0 - 1e-6):
+        raise ValueError(f"step_size: step_size (1 + sqrt(gamma_j))^2 = {top:.12g} is at "
+                         f"2, the stability edge of an even local_steps = {K}, to "
+                         f"{(2.0 - top) / 2.0:.2g} relative: the local filter 1 - (1 - "
+                         "step_size s)^K vanishes at the top of that client's sample "
+                         "spectrum, so the round map's spectrum reaches 0; give a smaller "
+                         "step_size")

@@ -73,7 +73,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
-from riskcalc.linear.dynamics.client_laws import ClientLaws
+from riskcalc.linear.dynamics.client_laws import ClientLaws, check_edge_step
 
 #: Rounding amplification allowed on the contour (see the module docstring).
 AMPLIFICATION = 1e4
@@ -293,25 +293,6 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     return round_map_curves(ClientLaws(gam, p, eta, K), r, sigma, signal, g, rounds)
 
 
-def _edge_step(laws):
-    """ValueError naming step_size where FedAvg's even K local steps sit at their stability
-    edge: step_size (1 + sqrt(gamma_j))^2 within rounding of 2 zeroes the filter 1 - (1 -
-    step_size s)^K at client j's top, so D's bottom edge reaches 0 (measured, gamma (2, 3):
-    about 0.4 (2 - that product) / 2; it was blamed on pooled N = d at sum_j 1/gamma_j = 0.83;
-    fuzz40 scale F7)."""
-    eta, K, gam = getattr(laws, "eta", None), getattr(laws, "K", None), laws.gamma
-    if eta is None or not np.isfinite(K) or K % 2 or abs(np.sum(1.0 / gam) - 1.0) < 1e-3:
-        return
-    top = float(np.max(eta * (1.0 + np.sqrt(gam)) ** 2))
-    if top >= 2.0 * (1.0 - 1e-6):
-        raise ValueError(f"step_size: step_size (1 + sqrt(gamma_j))^2 = {top:.12g} is at "
-                         f"2, the stability edge of an even local_steps = {K}, to "
-                         f"{(2.0 - top) / 2.0:.2g} relative: the local filter 1 - (1 - "
-                         "step_size s)^K vanishes at the top of that client's sample "
-                         "spectrum, so the round map's spectrum reaches 0; give a smaller "
-                         "step_size")
-
-
 def round_map_curves(laws, r, sigma, signal, g, rounds):
     """The curves of the round map w <- (I - g D) w + g c, D = sum_j p_j q(S_j), for any client
     filter q given by ``laws`` (``ClientLaws``: K local gradient steps; ``prox_laws.ProxLaws``:
@@ -320,10 +301,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     try:
         a, b, mu0 = round_map_edges(laws)
     except SolverError:     # at the edge exactly: "no real solution at the start of the scan"
-        _edge_step(laws)
+        check_edge_step(laws)
         raise
     if not a > 1e-9 * b:
-        _edge_step(laws)
+        check_edge_step(laws)
         raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
                          f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "
                          "near 1); move gamma off the threshold")
