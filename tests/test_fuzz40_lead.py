@@ -37,8 +37,9 @@ def test_per_client_threshold_notes_name_each_client():
 def test_one_local_step_below_the_filters_rounding_names_why(capsys):
     """F2: FedAvg with K = 1 local step under scaled:1e-20 (step_size times the top eigenvalue
     5.8e-21 on the sample spectrum's top, where 1 - (1 - eta s) rounds to 0) raised a
-    ZeroDivisionError in the round map's edge scan; K >= 2 was refused by name already (the filter lost to rounding). Not refused
-    up front at K = 1: gamma (0.5, 1.5) under scaled:1e-100 answers (test_hardening_thirteenth)."""
+    ZeroDivisionError in the round map's edge scan; K >= 2 was refused by name already (the
+    filter lost to rounding). Not refused up front at K = 1: gamma (0.5, 1.5) under
+    scaled:1e-100 answers (test_hardening_thirteenth)."""
     from tests.helpers import run_cli
 
     code, out, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",

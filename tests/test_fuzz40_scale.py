@@ -131,8 +131,9 @@ def test_even_local_steps_at_their_stability_edge_name_the_step_size():
 
 def test_a_slow_penalty_with_pooled_samples_short_of_d_is_not_called_the_threshold():
     """F8: Algorithm 1 with K = 1, 2 under two-point:0.5,1 at gamma (2, 3) (sum_j min(1,
-    1/gamma_j) = 0.83) and lam 1e-2 (Sigma = I's top at K = 2: 1 - 6.9e-6) was refused as "the round map's spectrum
-    reaches 1 (pooled N = d exactly: sum_j min(1, 1/gamma_j) = 1)"; now the slow penalty is."""
+    1/gamma_j) = 0.83) and lam 1e-2 (Sigma = I's top at K = 2: 1 - 6.9e-6) was refused as
+    "the round map's spectrum reaches 1 (pooled N = d exactly: sum_j min(1, 1/gamma_j) = 1)";
+    now the slow penalty is."""
     with pytest.raises(ValueError, match=r"^lam: the round map's top came out within 1e-9 of 1 "
                                          r"with sum_j min\(1, 1/gamma_j\) = 0\.8333, off"):
         rounds_limit("pfedme", gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[1, 10],

@@ -306,10 +306,7 @@ def _edges(pencil, top, qmax, fold, fallback, near, both=True):
         grid = np.linspace(0.0, top.max(), 2001)[None, :]
         qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
     upper = float(np.sum(p * qmax)) * 1.01
-    if not upper > 0.0:
-        # One local step (K = 1, which the inputs' check of eta s leaves: other routes answer
-        # there) whose 1 - (1 - eta s) rounds to 0: the scan's range is empty (scaled:1e-20,
-        # step 0.1: a ZeroDivisionError; fuzz40 lead F2).
+    if not upper > 0.0:     # K = 1's 1 - (1 - eta s) rounded to 0 (fuzz40 lead F2)
         raise ValueError(f"step_size: step_size times the top eigenvalue ({eta * top.max():.3g})"
                          " leaves the local filter 1 - (1 - step_size s)^K at 0 in floating "
                          "point; raise step_size (or rescale the covariance)")
