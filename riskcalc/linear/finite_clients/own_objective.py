@@ -75,9 +75,9 @@ def peak_left_out(method: str, tuning, gam, count) -> str | None:
             f"= {zero:.6g} lies inside the spectrum of the clients at gamma {at}, "
             "where the subordination's integrands peak, and the peak's quadrature is used only "
             f"from N/d - 1 >= {PEAK_POOLED:g} (its rounding grows like 1 / (N/d - 1)); here "
-            f"N/d - 1 = {excess:.3g}: move the gammas off pooled N = d (lower a client's gamma "
-            f"until sum_j 1/gamma_j - 1 >= {PEAK_POOLED:g}) or take alpha with 1/alpha outside "
-            "the clients' spectra")
+            f"pooled N is near d (N/d - 1 = {excess:.3g}): move the gammas off pooled N = d "
+            f"(lower a client's gamma until sum_j 1/gamma_j - 1 >= {PEAK_POOLED:g}) or take "
+            "alpha with 1/alpha outside the clients' spectra")
 
 
 def maml_factors(alpha):
