@@ -216,6 +216,16 @@ class Spectrum:
         return self.atoms.size == 1 and self.atoms[0] == 1.0
 
     @property
+    def identity_scale(self) -> float | None:
+        """c where Sigma = c I with a uniform signal direction (one atom: equal atoms are merged
+        and atoms of weight 0 dropped on construction), else None: the routes that reduce
+        Sigma = c I exactly to Sigma = I (finite-M MAML-FL/pFedMe, divergent finite steps, the
+        rounds limits) read it here."""
+        if self.atoms.size == 1 and self.signal_is_uniform:
+            return float(self.atoms[0])
+        return None
+
+    @property
     def mean(self) -> float:
         """Mean eigenvalue, tr(Sigma)/d."""
         return float(self.atoms @ self.weights)

@@ -307,12 +307,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             u, back = unit_top(joint, rr, s, eta)                # (fuzz40 scale F5)
             out = back(shift_k_curves(gam, u["r"], sig, p, u["signal"], u["eta"], K, g, T,
                                       u["spectrum"]))
-        elif (shared and spectrum.atoms.size == 1 and np.isfinite(K)
-              and eta * spectrum.atoms[0] >= MIN_STEP_SIZE):
+        elif (shared and spectrum.identity_scale is not None and np.isfinite(K)
+              and eta * spectrum.identity_scale >= MIN_STEP_SIZE):
             # Sigma = c I is Sigma = I with step c eta, models times sqrt(c): the pencils lost
             # the own models below eta c ~ 1e-4 (fuzz40 scale F1); below Sigma = I's step
             # floor (K = 1 only: scaled:1e-100 at step 0.1) the spectrum routes answer.
-            c = float(spectrum.atoms[0])
+            c = spectrum.identity_scale
             out = ROUTES[name](gam, rr * np.sqrt(c), sig, p, s * np.sqrt(c), eta * c,
                               effective_steps(K, eta * c, gam), g, T)
             out["distance"] = out["distance"] / c

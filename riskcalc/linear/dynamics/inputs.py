@@ -313,8 +313,7 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
         # Sigma = c I: the top c (1 + sqrt(gamma_j))^2 (it takes Sigma = I's route since fuzz40
         # scale F1; scaled:1e4 at step 0.3 was "no real solution at the start of the scan").
-        c = (1.0 if not shared else float(spectrum.atoms[0]) if spectrum.atoms.size == 1
-             else None)
+        c = 1.0 if not shared else spectrum.identity_scale
         if c is not None and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
                 eta * c * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
             # Odd K keeps q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta s)^(K - 1)

@@ -217,15 +217,6 @@ def _isotropic(spectrum) -> bool:
     return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)
 
 
-def _identity_scale(spectrum):
-    """c where Sigma = c I with a uniform signal direction (1 for None), else None."""
-    if spectrum is None:
-        return 1.0
-    atoms = spectrum.atoms[spectrum.weights > 0]
-    same = spectrum.signal_is_uniform and np.all(atoms == atoms[0])
-    return float(atoms[0]) if same else None
-
-
 def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     """Bias and variance per group (one shared tuning for MAML-FL and pFedMe) from the route
     of ``method`` and ``spectrum``, and the notes of the route taken
@@ -249,7 +240,8 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     # A tuning beyond [1e-100, 1e100] gives the limit at that end to 100 digits (``check_lam``):
     # pFedMe at lam 1e-100 on scaled:1e100 said "resolvent chain: the fixed point is unstable"
     # (fuzz40 maml F4).
-    c = None if method in HETEROGENEOUS else _identity_scale(spectrum)
+    c = (None if method in HETEROGENEOUS else 1.0 if spectrum is None
+         else spectrum.identity_scale)
     if c is not None:
         tun = float(tuning[0]) * (c if method == "maml_fl" else 1.0 / c)
         tun = min(max(tun, 1e-100), 1e100) if tun > 0 else tun

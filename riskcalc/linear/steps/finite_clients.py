@@ -176,9 +176,9 @@ def _overflowed(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, c
     without the pencils (1e6 steps of 0.6 at gamma 1 with 3 clients were refused for memory,
     1000 of 1 at gamma 2 took 80 s to print null; fuzz39 steps F8). Sigma = c I (S = c S_I):
     Sigma = I's with step c eta, lam / c, the bias times c (scaled:2 ran the pencils; steps2 F8)."""
-    if converges or not (spectrum.atoms.size == 1 and spectrum.signal_is_uniform):
+    c = spectrum.identity_scale
+    if converges or c is None:
         return np.zeros(np.shape(ks), bool)
-    c = float(spectrum.atoms[0])
     return overflowed(method, gam, np.asarray(r, float) * np.sqrt(c), sigma, count,
                       np.asarray(lam, float) / c, weights, ks, eta * c, target)
 
