@@ -108,7 +108,7 @@ MUTANTS = [
     ("001.thm42.complexities", "IAPGD rounds with sqrt(L/mu) for sqrt(lam/mu)",
      lambda: [(minimax, "iapgd_agd_complexity",
                _dict_key(minimax.iapgd_agd_complexity, "rounds",
-                         lambda v, L, mu, lam, n, eps, *a: v * np.sqrt(L / lam)))]),
+                         lambda v, L, mu, lam, n, eps, *a, **k: v * np.sqrt(L / lam)))]),
     ("001.sec32.lower-bounds", "comm. bound with lam/mu for sqrt(lam/mu)",
      lambda: [(minimax, "communication_lower_bound",
                (lambda f: lambda L, mu, lam, eps, *a: f(L, mu, lam, eps, *a)
@@ -210,7 +210,7 @@ MUTANTS += [
     ("001.table1.iapgd-agd-optimality", "IAPGD rounds with sqrt(L/mu) for sqrt(lam/mu)",
      lambda: [(minimax, "iapgd_agd_complexity", _dict_key(
          minimax.iapgd_agd_complexity, "rounds",
-         lambda v, L, mu, lam, n, eps, *a: np.ceil(v * np.sqrt(L / lam))))]),
+         lambda v, L, mu, lam, n, eps, *a, **k: np.ceil(v * np.sqrt(L / lam))))]),
     ("001.table1.iapgd-agd-optimality", "gradient bound L/mu for sqrt(L/mu)",
      lambda: [(minimax, "gradient_oracle_lower_bound", _over(
          minimax.gradient_oracle_lower_bound, lambda v, L, mu, eps: v * np.sqrt(L / mu)))]),

@@ -242,7 +242,7 @@ def thm42_local_order_scale(cfg, seed):
     rows = []
     for (L, lam, n, eps), s in itertools.product(base, scales):
         mu = 1.0
-        c = minimax.iapgd_agd_complexity(s * L, s * mu, s * lam, n, eps)
+        c = minimax.iapgd_agd_complexity(s * L, s * mu, s * lam, n, eps, printed=True)
         total = _agd_schedule_sum(s * L, s * mu, s * lam, n, c["rounds"])
         log_inv = np.log(1 / eps)
         head = np.sqrt((L + lam) / mu) * log_inv        # scale free

@@ -209,7 +209,7 @@ def thm42_complexities(cfg, seed):
     grid = thm42_grid(cfg)
     comm, local, closed = [], [], []
     for L, lam, n, eps in grid:
-        c = minimax.iapgd_agd_complexity(L, mu, lam, n, eps)
+        c = minimax.iapgd_agd_complexity(L, mu, lam, n, eps, printed=True)
         total = _agd_schedule_sum(L, mu, lam, n, c["rounds"])
         log_inv = np.log(1 / eps)
         comm.append(c["rounds"] / ((lam / mu) ** stated(0.5, "exponent") * log_inv))
@@ -240,11 +240,11 @@ def table1_iapgd(cfg, seed):
     # from Thm 3.1 (fewest rounds, hypotheses lam > 100 mu, L > 101 mu) and Sec. 3.2.
     L, mu, n, eps = 1e4, 1.0, 10, 1e-6
     lams = np.array([2e2, 1e3, 1e4, 1e5, 1e6, 1e8])
-    c = minimax.iapgd_agd_complexity(L, mu, lams, n, eps)
+    c = minimax.iapgd_agd_complexity(L, mu, lams, n, eps, printed=True)
     comm = (c["rounds"] / minimax.communication_lower_bound(L, mu, lams, eps)
             * (lams / mu) ** stated(0.0, "exponent"))          # the stated match in lam
     def local_ratio(lam, nn, big_l=L):
-        k = minimax.iapgd_agd_complexity(big_l, mu, lam, nn, eps)["rounds"]
+        k = minimax.iapgd_agd_complexity(big_l, mu, lam, nn, eps, printed=True)["rounds"]
         return (np.array([_agd_schedule_sum(big_l, mu, x, nn, r) for x, r in zip(lam, k)])
                 / minimax.gradient_oracle_lower_bound(big_l, mu, eps)
                 / (np.log(big_l * lam * nn / mu) + np.log(1 / eps)))  # the allowed log factor

@@ -132,7 +132,7 @@ def sec32(cfg, seed):
         marks["prox"].append(best_prox / minimax.prox_oracle_lower_bound(Lv, mu, lam, eps))
         marks["comm"].append(best_prox / minimax.communication_lower_bound(Lv, mu, lam, eps))
         if lam <= Lv:                                                   # gradient row
-            c = minimax.iapgd_agd_complexity(Lv, mu, lam, n, eps)
+            c = minimax.iapgd_agd_complexity(Lv, mu, lam, n, eps, printed=True)
             up = c["local_steps"] / (np.log(Lv * lam * n / mu) + np.log(1 / eps))
         else:
             up = ap["apgd2"]

@@ -79,7 +79,8 @@ def test_pfedme_identity_small_lam_is_own_least_squares_below_one(gamma):
 
 @pytest.mark.parametrize("mu", [1e-3, 1e-17, 1e-40, 1e-80])
 def test_iapgd_agd_rounds_at_tiny_mu_against_mpmath(mu):
-    # Theorem 4.2 of paper 001: rounds = ceil(log(8 gap0 / eps) / -log(1 - sqrt(mu / lam))).
+    # Theorem 4.2 of paper 001: rounds = ceil(log(8 gap0 / eps) / -log(q)), q = 1 - sqrt(mu /
+    # (lam + mu)), the corrected rate (fuzz41 paper F1; the printed 1 - sqrt(mu / lam) before).
     # -log(rate) lost everything below mu / lam ~ 1e-32: mu = 1e-40 gave rounds = 0 (and a
     # division by zero); now -log1p(-x), the count a float beyond int64.
     from riskcalc.minimax.hanzely_upper import iapgd_agd_complexity
@@ -87,7 +88,7 @@ def test_iapgd_agd_rounds_at_tiny_mu_against_mpmath(mu):
     out = iapgd_agd_complexity(1.0, mu, 1.0, 10, 1e-3)
     with mpmath.workdps(60):
         ref = mpmath.ceil(mpmath.log(8 / mpmath.mpf("1e-3"))
-                          / -mpmath.log(1 - mpmath.sqrt(mpmath.mpf(mu))))
+                          / -mpmath.log(1 - mpmath.sqrt(mpmath.mpf(mu) / (1 + mpmath.mpf(mu)))))
     assert float(out["rounds"]) == pytest.approx(float(ref), rel=1e-12)
     assert isinstance(out["rounds"], int) == (ref < 2 ** 63)
     assert out["local_steps"] > 0 and isinstance(out["local_steps"], float)

@@ -51,7 +51,7 @@ def test_oracle_lower_bounds_hand_values():
 def test_upper_complexities_hand_values():
     a = mm.apgd_complexity(4, 1, 9, math.exp(-1))
     assert (a["apgd1"], a["apgd2"], a["pgd_grad"], a["pgd_prox"]) == pytest.approx((3, 2, 4, 9))
-    out = mm.iapgd_agd_complexity(3, 1, 4, 2, 1e-3)
+    out = mm.iapgd_agd_complexity(3, 1, 4, 2, 1e-3, printed=True)      # Thm 4.2's printed rate
     assert out["rounds"] == math.ceil(math.log(8000) / math.log(2)) == 13
     a_k = math.sqrt(7 / 5) * math.log(1152 * 3 * 4 * 4 * 25)
     b_k = 4 * math.sqrt(7 / 20)

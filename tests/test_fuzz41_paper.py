@@ -1,0 +1,54 @@
+"""Issue 32, fuzz41 (paper): what this fuzz found, each test failing before."""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+
+from riskcalc import minimax
+from tests.helpers import run_cli
+
+
+def _alg1_rounds(t, eps):
+    """Rounds exact-prox IAPGD (paper 001, Alg. 1, momentum (sqrt(lam) - sqrt(mu))/(sqrt(lam) +
+    sqrt(mu))) needs to bring F(x^k) - F* below eps (F(x^0) - F*), in mpmath (60 digits), on the
+    consensus direction of curvature mu = 1 (the slowest: the prox there is e -> lam/(mu + lam)
+    e of the mean's error e, the gap is e^2/2; the clients' deviations are solved in one round)."""
+    with mpmath.workdps(60):
+        lam = mpmath.mpf(t)
+        beta = (mpmath.sqrt(lam) - 1) / (mpmath.sqrt(lam) + 1)
+        c = lam / (1 + lam)
+        e = y = mpmath.mpf(1)
+        for k in range(1, 10_000):
+            new = c * y
+            y, e = new + beta * (new - e), new
+            if e * e <= eps:
+                return k
+    raise AssertionError("no convergence")
+
+
+@pytest.mark.parametrize("t", ["1.0000000000000002", "1.5", "2"])
+def test_iapgd_agd_rounds_cover_the_algorithm_near_mu(t):
+    """F1: ``iapgd_agd_complexity`` counted rounds with Thm 4.2's printed rate 1 - sqrt(mu/lam),
+    too fast below lam ~ 2.3 mu: 7 rounds to eps = 1e-100 at lam = mu (1 + 2e-16), where Alg.
+    1 needs 167. The default is now the contraction 1 - sqrt(mu/(lam + mu)) of (6)'s condition
+    number; ``printed=True`` keeps the paper's count."""
+    need = _alg1_rounds(t, mpmath.mpf("1e-100"))
+    out = minimax.iapgd_agd_complexity(10, 1, float(t), 10, 1e-100)
+    with mpmath.workdps(60):
+        q = 1 - mpmath.sqrt(1 / (mpmath.mpf(float(t)) + 1))
+        want = int(mpmath.ceil(mpmath.log(8 / mpmath.mpf("1e-100")) / -mpmath.log(q)))
+    assert out["rounds"] == want >= need
+    printed = minimax.iapgd_agd_complexity(10, 1, float(t), 10, 1e-100, printed=True)
+    assert printed["rounds"] < need
+
+
+def test_bounds_lists_the_printed_iapgd_rate(capsys):
+    """F1: the command line gives both counts (190 and the paper's 7 at lam = mu (1 + 2e-16))."""
+    argv = ["bounds", "iapgd_agd_complexity", "--L", "10", "--mu", "1", "--lam",
+            "1.0000000000000002", "--n", "10", "--eps", "1e-100"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and " rounds=190 " in out
+    argv[1] = "iapgd_agd_complexity_printed"
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and " rounds=7 " in out
