@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 
+import mpmath as mpm
 import numpy as np
 
 from montecarlo.runner.seeding import replicate_rng
@@ -60,6 +61,26 @@ def thm44_local(cfg, seed):
                      f"{beyond.max():.3g} where L~/mu >= m (sqrt(lam/L~) = 100): the condition "
                      "lam = O(L~) is needed and sufficient",
                  {"points": rows, "growth_beyond": beyond})
+
+
+def consensus_ratio(lam_over_mu, rounds):
+    """``max_k (F(x^k) - F*) / ((1 - sqrt(mu/lam))^k (F(x^0) - F*))`` over ``k <= rounds`` for
+    exact-prox IAPGD (Alg. 1) on problem (2)'s consensus direction of curvature ``mu``, in
+    mpmath (60 digits). Derived here: for f_i(z) = mu/2 (z - a_i)^2 the prox step of Alg. 1
+    is x_i = (mu a_i + lam ybar)/(mu + lam), so the clients' deviations are exact after one
+    round and the mean's error e = xbar - abar obeys e+ = c (e + beta (e - e-)), c = lam/(mu
+    + lam), beta = (sqrt(lam) - sqrt(mu))/(sqrt(lam) + sqrt(mu)), y^0 = x^0; the gap is mu
+    e^2/2, the slowest direction of every instance with curvatures in [mu, L]."""
+    with mpm.workdps(60):
+        t = mpm.mpf(lam_over_mu)
+        c, beta, q = t / (1 + t), (mpm.sqrt(t) - 1) / (mpm.sqrt(t) + 1), 1 - 1 / mpm.sqrt(t)
+        e = y = mpm.mpf(1)
+        worst = mpm.mpf(0)
+        for k in range(1, rounds + 1):
+            new = c * y
+            y, e = new + beta * (new - e), new
+            worst = max(worst, e * e / q ** k)
+        return float(worst)
 
 
 def _objective(x, H, a, lam):

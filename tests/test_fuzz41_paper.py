@@ -52,3 +52,16 @@ def test_bounds_lists_the_printed_iapgd_rate(capsys):
     argv[1] = "iapgd_agd_complexity_printed"
     code, out, err = run_cli(argv, capsys)
     assert code == 0 and " rounds=7 " in out
+
+
+def test_outer_rate_check_reaches_the_edge_of_its_scope():
+    """F2: ``001.thm42.outer-rate`` ran Thm 4.2's printed rate from lam = 3 mu only, saying
+    nothing of 1 < lam/mu < 3. The printed rate holds exactly from lam/mu = (3 + sqrt(5))/2 =
+    2.618 (where Alg. 1's squared spectral radius on the consensus direction meets 1 -
+    sqrt(mu/lam)); the check runs from 2.7 mu and its mpmath route shows both sides of the
+    edge, which its statement names."""
+    from paper_checks import CLAIMS
+    from paper_checks.p001_iapgd import consensus_ratio
+
+    assert consensus_ratio(2.6, 2000) > 8 >= consensus_ratio(2.62, 2000)
+    assert "2.618 mu" in CLAIMS["001.thm42.outer-rate"].statement

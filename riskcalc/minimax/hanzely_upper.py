@@ -104,7 +104,8 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0, printed=False):
     ``mu = 1``; the ``O~(sqrt((L+lambda)/mu))`` conclusion stands (``paper_checks`` claim
     ``001.thm42.local-order-scale``).
 
-    The rate ``1 - sqrt(mu/lambda)`` is too fast below about ``lambda = 2.3 mu``: exact-prox
+    The rate ``1 - sqrt(mu/lambda)`` is too fast below ``lambda = (3 + sqrt(5))/2 mu = 2.618
+    mu``, where it meets the squared spectral radius of Alg. 1's iteration: exact-prox
     IAPGD exceeds its bound 1.5e12-fold at ``lambda = 1.01 mu`` (439-fold at ``1.1 mu``),
     where ``1 - sqrt(mu/(lambda + mu))`` holds (``paper_checks`` claim
     ``001.sec41.below-mu``). Alg. 1 with exact prox steps, run in mpmath (60 digits) on the
