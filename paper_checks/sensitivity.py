@@ -25,6 +25,7 @@ from joblib import delayed
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
 from paper_checks.core import _ACTIVE, CORRECTED, Config, Mutant
+from riskcalc._text import claims_once
 
 #: The verdicts a mutant is run against: a statement the evidence accepts (as printed, or in
 #: its corrected form).
@@ -104,6 +105,7 @@ def main(argv=None) -> int:
     if args.jobs < 1:       # was a traceback, as an unknown --claim
         ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     try:
+        claims_once(args.claim)     # was merged, where riskcalc check refuses it (fuzz41 paper F3)
         claims = select(None, args.claim)
     except ValueError as exc:
         ap.error(str(exc))

@@ -87,3 +87,13 @@ def distinct(option: str, values: list) -> list:
                              "are the rows of the table or the points of the grid)")
         seen.add(v)
     return values
+
+
+def claims_once(claim_ids) -> None:
+    """Refuse a ``--claim`` id given twice on a command line (``riskcalc check``, ``python -m
+    paper_checks.sensitivity``): each claim is checked once, and ``paper_checks.select`` (the
+    Python API) keeps a repeated id once; the sensitivity run merged what ``check`` refused."""
+    twice = [i for i in claim_ids or [] if claim_ids.count(i) > 1]
+    if twice:
+        raise ValueError(f"--claim {twice[0]} given twice: give each claim once (each is "
+                         "checked once)")

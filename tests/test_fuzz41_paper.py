@@ -65,3 +65,22 @@ def test_outer_rate_check_reaches_the_edge_of_its_scope():
 
     assert consensus_ratio(2.6, 2000) > 8 >= consensus_ratio(2.62, 2000)
     assert "2.618 mu" in CLAIMS["001.thm42.outer-rate"].statement
+
+
+def test_sensitivity_refuses_a_claim_given_twice(capsys):
+    """F3: ``python -m paper_checks.sensitivity --claim X --claim X`` ran X once, where
+    ``riskcalc check`` refuses the repeat (a value given twice on a command line is refused,
+    docs/safety.rst): one rule, ``riskcalc._text.claims_once``, refused before any run."""
+    from paper_checks import sensitivity
+
+    with pytest.raises(SystemExit) as exc:
+        sensitivity.main(["--claim", "001.eq4.prox-sign", "--claim", "001.eq4.prox-sign"])
+    assert exc.value.code == 2
+    assert "--claim 001.eq4.prox-sign given twice" in capsys.readouterr().err
+
+
+def test_check_counts_one_claim_in_the_singular(capsys):
+    """F3: ``check --claim X --full --max-minutes 1e-6`` said "1 full claim checks"."""
+    code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--full",
+                              "--max-minutes", "1e-6", "--no-progress"], capsys)
+    assert code == 2 and err.startswith("error: 1 full claim check: estimated")

@@ -125,7 +125,7 @@ def test_cli_table_and_list(cli, capsys):
     assert "001.thm31.hypothesis" in capsys.readouterr().out
     assert cli(["check", "--claim", "001.thm43.katyusha-optimality", "--quick"]) == 0
     out = capsys.readouterr().out
-    assert "erratum" in out and "corrected:" in out and "1 claims (quick" in out
+    assert "erratum" in out and "corrected:" in out and "1 claim (quick" in out
     assert "rests on: the accusation assumes the extracted text is faithful" in out
 
 
@@ -250,8 +250,8 @@ def test_text_lines_carry_location_statement_and_legend(cli, capsys):
 def test_full_announces_its_time_estimate(cli, capsys):
     assert cli(["check", "--claim", "000.lemma7.mu0", "--full", "--no-progress"]) == 0
     out, err = capsys.readouterr()
-    assert err.startswith("full run of 1 claims: about ") and "last full run" in err
-    assert "1 claims (full" in out
+    assert err.startswith("full run of 1 claim: about ") and "last full run" in err
+    assert "1 claim (full" in out
 
 
 def test_statements_write_min_and_max_as_words():

@@ -18,6 +18,7 @@ import sys
 import time
 from collections import Counter
 
+from riskcalc._text import claims_once
 from riskcalc.cli import COMMANDS
 from riskcalc.cli.shared import guards
 
@@ -60,10 +61,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     guards.max_seconds(args)            # a bad --max-minutes before the catalogue loads
     args.jobs = guards.jobs(args.jobs)
-    twice = [i for i in args.claim or [] if args.claim.count(i) > 1]    # was: merged silently
-    if twice:
-        raise ValueError(f"--claim {twice[0]} given twice: give each claim once (each is "
-                         "checked once)")
+    claims_once(args.claim)                     # was: merged silently
     if args.list:       # before the catalogue loads
         guards.listing(args, ("paper", "claim", "json"), "the claims")
     from paper_checks import select
@@ -83,11 +81,11 @@ def run(args) -> int:
     args.jobs = min(args.jobs, len(claims))
     seconds, unknown, typical = _estimate(claims, quick)
     guards.budget(args, len(claims), sum(seconds.values()) / max(len(claims), 1),
-                  f"{len(claims)} {'quick' if quick else 'full'} claim checks",
+                  _count(len(claims), f"{'quick' if quick else 'full'} claim check"),
                   _advice(seconds, args, quick))
     if not quick:
         wall = sum(seconds.values()) / args.jobs
-        print(f"full run of {len(claims)} claims: about {guards.duration(wall)} with --jobs "
+        print(f"full run of {_count(len(claims), 'claim')}: about {guards.duration(wall)} with --jobs "
               f"{args.jobs} on a quiet machine (the last full run's per-claim times, "
               f"paper_checks.report.read_seconds; {unknown} claims without a recorded time "
               f"counted at {typical:.0f} s each)", file=sys.stderr)
@@ -198,6 +196,11 @@ def _advice(seconds: dict, args, quick: bool) -> str:
     return ", ".join(parts)
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one (was "1 full claim checks", "1 claims")."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _ids(ids, shown: int = 6) -> str:
     return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown
                                       else "")
@@ -228,7 +231,7 @@ def render_text(results, *, mode: str, seconds: float) -> list:
                          f"({r['transcription_note']})")
     counts = Counter(r["verdict"] for r in results)
     lines.append("")
-    lines.append(f"{len(results)} claims ({mode}, {seconds:.0f} s): "
+    lines.append(f"{_count(len(results), 'claim')} ({mode}, {seconds:.0f} s): "
                  + ", ".join(f"{k} {counts[k]}" for k in LEGEND if counts[k]))
     lines.append("Verdicts:")
     lines += [f"  {k:<{max(map(len, LEGEND))}}  {v}" for k, v in LEGEND.items()]
