@@ -310,8 +310,8 @@ def main(argv=None) -> int:
             row["proof_steps"] = steps[paper]
         print(json.dumps(cov))
         return 0
-    print("Numbered results of the papers (Theorems, Lemmas, Propositions, Corollaries, tables "
-          "of rates; paper_checks.numbered):")
+    print("Numbered results of the papers (Theorems, Lemmas, Propositions, Corollaries, tables, "
+          "figures; paper_checks.numbered):")
     for paper, row in cov.items():
         print(f"{paper}: full {row['full']}, partial {row['partial']}, none {row['none']}, not "
               f"checkable {row['not_checkable']}: {row['share']:.1%}")

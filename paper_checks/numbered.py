@@ -3,9 +3,10 @@
 ``find_results(paper)`` reads the paper's text file and lists every numbered Theorem, Lemma,
 Proposition and Corollary where it is STATED (a line that starts with the label followed by its
 title, a period or its hypothesis; later mentions such as "Theorem 3 shows" are not
-statements), main body and appendices, and every table whose caption is not a dataset or
-hyperparameter table (the tables of rates). ``RESULTS`` grades each of them, with the paper's
-own numbering and the line of the text file where it is stated:
+statements), main body and appendices, every table whose caption is not a dataset or
+hyperparameter table (the tables of rates and of experiments) and every figure (by its
+caption). ``RESULTS`` grades each of them, with the paper's own numbering and the line of the
+text file where it is stated:
 
 ``full``
     the claims check the statement as stated, over the range it claims, and its mutants (where
@@ -32,7 +33,10 @@ from paper_checks.core import PAPERS
 
 _HEAD = re.compile(r"^(?:<\|[^|]*\|>)?(Theorem|Lemma|Proposition|Corollary) (\d+(?:\.\d+)?)"
                    r"(?:\.(?!\d)|\*| \(| \*| (?:Let|Suppose|Under|Consider|Assume)\b)")
-_TABLE = re.compile(r"^(?:<\|[^|]*\|>)?Table (\d+): (.*)")
+# A caption may follow the review copy's line number (paper 004: "1777 Table 3: ...", " 503
+# Figure 2: ..."): both were left out of the denominator (fuzz41 paper F4).
+_TABLE = re.compile(r"^(?:<\|[^|]*\|>)?(?: *\d+ +)?Table (\d+): (.*)")
+_FIGURE = re.compile(r"^(?:<\|[^|]*\|>)?(?: *\d+ +)?Figure (\d+)[.:]")
 _NOT_A_RESULT = re.compile(r"Dataset|Hyperparameters")
 
 
@@ -61,10 +65,17 @@ def find_results(paper: str, folder: Path | None = None) -> list[tuple[str, int]
         t = _TABLE.match(line)
         if t and not _NOT_A_RESULT.search(t.group(2)):
             seen.setdefault(f"Table {t.group(1)}", number)
+        f = _FIGURE.match(line)
+        if f:
+            seen.setdefault(f"Figure {f.group(1)}", number)
     return list(seen.items())
 
 
 _MAIN = "main text"
+#: Why paper 003's figures are not checkable (its Sec. 5 and appendix experiments).
+_REAL_003 = "real-data experiments: need the authors' pretrained networks and federated datasets"
+#: Why paper 004's MNIST experiments are not checkable.
+_MNIST = "MNIST and CIFAR experiments with the authors' client splits, not available offline"
 
 #: Claims whose mutant ``paper_checks.sensitivity`` (quick) found ACCEPTED: the results they
 #: check cannot count as full (``coverage.numbered_coverage``). Measured with ``python -m
@@ -101,6 +112,20 @@ RESULTS = [
     ("003", "Lemma 6.5", 4502, "Sec. 6 (proofs)", "not checkable", [],
      "its conclusion is cut from the text extraction (only the hypothesis, a spectrum of "
      "E Sigma_hat in [a, b], survives): there is no statement to check"),
+    ("003", "Figure 1", 1055, _MAIN, "not checkable", ["003.sec5.experiments"], _REAL_003),
+    ("003", "Figure 2", 1059, _MAIN, "not checkable", ["003.sec5.experiments"], _REAL_003),
+    ("003", "Figure 7", 5023, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
+    ("003", "Figure 8", 5025, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
+    ("003", "Figure 9", 5062, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
+    ("003", "Figure 10", 5063, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
+    ("003", "Figure 11", 5065, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
+    ("003", "Figure 12", 5067, "App. (experiments)", "not checkable", ["003.sec5.experiments"],
+     _REAL_003),
     # --- 000: Chen, Zheng, Long, Su ---------------------------------------------------------
     ("000", "Theorem 4", 498, _MAIN, "full", ["000.thm4.local-rate"], ""),
     ("000", "Theorem 6", 601, _MAIN, "full", ["000.thm6.fedavg-rate", "000.thm6.general-weights"],
@@ -150,6 +175,8 @@ RESULTS = [
     ("000", "Proposition 30", 7084, "App. C (stability)", "full", ["000.prop30.lambda-ier"],
      ""),
     ("000", "Lemma 31", 7618, "App. C (stability)", "full", ["000.lemma31.prox-estimate"], ""),
+    ("000", "Figure 1", 1221, "Sec. 3.3, App. D", "full",
+     ["000.fig1.finetune-follows-max", "000.fig1.fedprox-right-panel"], ""),
     # --- 001: Hanzely et al. -----------------------------------------------------------------
     ("001", "Table 1", 253, _MAIN, "full",
      ["001.fig2.apgd1-vs-apgd2", "001.table1.iapgd-agd-optimality", "001.thm42.complexities",
@@ -169,6 +196,9 @@ RESULTS = [
      ["001.thm44.al2sgd-complexities", "001.thm44.communication-optimality",
       "001.thm44.local-optimality", "001.thm44.below-mu"],
      "checked against the L-Katyusha derivation; AL2SGD+ itself is not run"),
+    ("001", "Figure 1", 1163, "Sec. 5", "not checkable", [],
+     "IAPGD+Katyusha, AL2SGD+ and L2SGD+ on LIBSVM datasets (a1a, ...), not available offline"),
+    ("001", "Figure 2", 1166, "Sec. 5", "full", ["001.fig2.apgd1-vs-apgd2"], ""),
     # --- 004: FedProx fine-grained ------------------------------------------------------------
     ("004", "Lemma 1", 81, _MAIN, "partial",
      ["004.lemma1.global-vs-globaltrain", "004.lemma1.eq5-local-inequality"],
@@ -197,4 +227,15 @@ RESULTS = [
     ("004", "Table 4", 1496, "App. C.3", "not checkable", [],
      "accuracies on MNIST-type datasets with the authors' client splits, not available "
      "offline"),
+    ("004", "Figure 1", 262, "Sec. 6.2-6.3", "partial",
+     ["004.fig1a.interpolation", "004.fig1d.communication-vs-lambda"],
+     "panels (a) and (d), the synthetic logistic data, are checked; (b), (c), (e) and (f) "
+     "need MNIST and the authors' splits (not available offline)"),
+    ("004", "Figure 2", 282, "Sec. 6.3", "full", ["004.fig2.local-updates"], ""),
+    ("004", "Figure 3", 1333, "App. C.2", "not checkable", ["004.fig3.adaptive-lambda"],
+     "Thm 1's lambda is undefined on the separable clients"),
+    ("004", "Figure 4", 1397, "App. C", "not checkable", [], _MNIST),
+    ("004", "Figure 5", 1400, "App. C", "full", ["004.fig5.client-sampling"], ""),
+    ("004", "Figure 6", 1427, "App. C", "not checkable", [], _MNIST),
+    ("004", "Table 3", 1471, "App. C", "not checkable", [], _MNIST),
 ]

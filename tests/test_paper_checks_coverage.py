@@ -64,7 +64,8 @@ def test_numbered_coverage_demotes_claims_whose_mutant_passes():
     from paper_checks.coverage import numbered_coverage
 
     cov = numbered_coverage(claim_ids=set(paper_checks.CLAIMS))
-    assert cov["003"]["full"] == 8 and cov["003"]["not_checkable"] == 1
+    # not checkable: Lemma 6.5 and the eight real-data figures (fuzz41 paper F4)
+    assert cov["003"]["full"] == 8 and cov["003"]["not_checkable"] == 9
     demoted = numbered_coverage(insensitive={"000.thm4.local-rate"})
     thm4 = [s for s in demoted["000"]["statements"] if s["statement"] == "Theorem 4"][0]
     assert thm4["status"] == "partial" and "000.thm4.local-rate" in thm4["note"]
