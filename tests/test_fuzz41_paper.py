@@ -102,3 +102,13 @@ def test_numbered_denominator_counts_figures_and_numbered_captions():
     graded = {(r[0], r[1]): r[4] for r in RESULTS}
     assert graded["001", "Figure 2"] == "full" and graded["004", "Table 3"] == "not checkable"
     assert sum(label.startswith("Figure") for _, label in found) == 17
+
+
+def test_bounds_names_a_count_range_past_its_end(capsys):
+    """F5: ``bounds ... --n 1.5e100`` (a count past its end) was told "must be of magnitude in
+    [1e-100, 1e+100] (or 0, where the bound takes 0)", neither of which a count may take; the
+    Python function names the count's range, as ``--n 0`` already did."""
+    code, out, err = run_cli(["bounds", "iapgd_agd_complexity", "--L", "10", "--mu", "1",
+                              "--lam", "2", "--n", "1.5e100", "--eps", "0.1"], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == "error: n must lie in [1, 1e+100] (a count), got 1.5e+100"

@@ -9,6 +9,7 @@ every parameter given several values, one output row per grid point.
 from __future__ import annotations
 
 import itertools
+from math import isfinite
 
 
 import numpy as np
@@ -63,8 +64,10 @@ def _values(name: str, text: str) -> list[float]:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
     for part, v in zip(text.split(","), vals):
-        # The range first: it refuses nan and inf, which are no integers either.
-        if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
+        # The range first: it refuses nan and inf, which are no integers either. A finite
+        # count is left to the Python functions' range, [1, 1e100] (minimax._common.sizes):
+        # --n 1.5e100 was told "magnitude in [1e-100, 1e+100] (or 0, ...)" (fuzz41 paper F5).
+        if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1] or name in COUNTS and isfinite(v)):
             # "0 or" only where the bound takes 0 (--eps 1e-300 was told "must be 0 or ...",
             # then --eps 0 "must lie in [1e-100, 1e+100]"; fuzz39 fuzz2 F6).
             raise ValueError(f"--{name} must be of magnitude in [{RANGE[0]:g}, {RANGE[1]:g}] "
