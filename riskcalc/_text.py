@@ -39,8 +39,8 @@ def decimal(text: str, *, finite: bool = False) -> float:
     value = float(text)
     if value == 0 and any(c in "123456789" for c in text.strip().lower().partition("e")[0]):
         raise Underflow(f"{_short(text)} is nonzero but below the smallest positive float "
-                         "(about 4.9e-324), which would read it as 0: give 0 or a number "
-                         "above 1e-300")
+                         "(about 4.9e-324), which would read it as 0: give a number above "
+                         "1e-300, or 0 where 0 is allowed")
     if finite and value in (float("inf"), float("-inf")) and "inf" not in text.lower():
         raise Overflow(f"{_short(text.strip())} overflows: beyond the largest float (about "
                        "1.8e308), it would be read as infinite")

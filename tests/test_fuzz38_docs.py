@@ -41,7 +41,7 @@ def test_federation_file_number_below_the_smallest_float_is_refused(tmp_path, ca
     assert code == 2 and out == ""
     assert err == (f"error: --federation {fed}: client 0: sigma: '1e-400' is nonzero but below "
                    "the smallest positive float (about 4.9e-324), which would read it as 0: give "
-                   "0 or a number above 1e-300\n")
+                   "a number above 1e-300, or 0 where 0 is allowed\n")
     code, _, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1e-400"],
                            capsys)
     assert code == 2 and "'1e-400' is nonzero but below the smallest positive float" in err

@@ -112,3 +112,13 @@ def test_bounds_names_a_count_range_past_its_end(capsys):
                               "--lam", "2", "--n", "1.5e100", "--eps", "0.1"], capsys)
     assert code == 2 and out == ""
     assert err.strip() == "error: n must lie in [1, 1e+100] (a count), got 1.5e+100"
+
+
+def test_a_value_below_the_floats_is_not_told_to_be_zero_where_zero_is_refused(capsys):
+    """F6: ``check --max-minutes 1e-400`` was told "give 0 or a number above 1e-300", and
+    ``--max-minutes 0`` "must be a finite number > 0" (two refusals contradicting each other;
+    ``bounds ... --n 1e-400``, a count, the same): the advice gives 0 only where allowed."""
+    code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--max-minutes",
+                              "1e-400"], capsys)
+    assert code == 2 and out == "" and "give 0 or" not in err
+    assert err.strip().endswith("give a number above 1e-300, or 0 where 0 is allowed")
