@@ -88,6 +88,19 @@ def _run_one(claim, quick: bool) -> dict:
             "transcription_note": transcription[1]}
 
 
+def checked_arguments(claims, quick, n_jobs) -> tuple[bool, int]:
+    """``(quick, n_jobs)`` checked, and ``claims`` a list or tuple of ``Claim``, before any claim
+    runs (``run_claims`` and ``paper_checks.sensitivity.sensitivity``): quick="no" ran the
+    quick sizes, n_jobs=0 was taken and an id string was an AttributeError."""
+    quick, n_jobs = flag("quick", quick), positive_int("n_jobs", n_jobs)
+    bad = ([c for c in claims if not isinstance(c, Claim)]
+           if isinstance(claims, (list, tuple)) else [claims])
+    if bad:
+        raise ValueError("claims must be a list of paper_checks.Claim (paper_checks.select("
+                         f"paper, claim_ids) gives them), got {bad[0]!r:.60}")
+    return quick, n_jobs
+
+
 def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
     "statement", "kind", "verdict", "evidence", "corrected", "transcription",
@@ -97,15 +110,8 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
     them all and raises ``KeyboardInterrupt`` here."""
-    # quick="no" ran the quick sizes, n_jobs=0 was taken and an id string was an
-    # AttributeError: the arguments are checked before any claim runs.
-    quick, progress = flag("quick", quick), flag("progress", progress)
-    n_jobs = positive_int("n_jobs", n_jobs)
-    bad = ([c for c in claims if not isinstance(c, Claim)]
-           if isinstance(claims, (list, tuple)) else [claims])
-    if bad:
-        raise ValueError("claims must be a list of paper_checks.Claim (paper_checks.select("
-                         f"paper, claim_ids) gives them), got {bad[0]!r:.60}")
+    quick, n_jobs = checked_arguments(claims, quick, n_jobs)
+    progress = flag("progress", progress)
     results = []
     with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:

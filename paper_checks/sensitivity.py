@@ -25,6 +25,7 @@ from joblib import delayed
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
 from paper_checks.core import _ACTIVE, CORRECTED, Config, Mutant
+from paper_checks.runner import checked_arguments
 from riskcalc._text import claims_once
 
 #: The verdicts a mutant is run against: a statement the evidence accepts (as printed, or in
@@ -72,6 +73,9 @@ def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1, verdicts=None) -
     ``verdicts``, optional: ``{claim id: verdict}`` of an unmutated run at the same sizes
     (``paper_checks.run_claims``, which runs the same check on the same seed); a claim found
     there is not run once more as it is. Claims missing from it are run unmutated here."""
+    # quick="no" made every check raise, read as "fails", and returned no record: nothing
+    # tested, silently; n_jobs=0 was taken, a list of ids an AttributeError (fuzz41 paper F7).
+    quick, n_jobs = checked_arguments(claims, quick, n_jobs)
     verdicts = verdicts or {}
     records = []
     for recs in parallel_results((delayed(_claim_records)(c.id, quick, verdicts.get(c.id))

@@ -122,3 +122,20 @@ def test_a_value_below_the_floats_is_not_told_to_be_zero_where_zero_is_refused(c
                               "1e-400"], capsys)
     assert code == 2 and out == "" and "give 0 or" not in err
     assert err.strip().endswith("give a number above 1e-300, or 0 where 0 is allowed")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"quick": "no"}, "quick must be True or False"),
+    ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
+])
+def test_sensitivity_checks_its_arguments_as_run_claims_does(kwargs, message):
+    """F7: ``sensitivity(claims, quick="no")`` made every check raise inside, read as "fails",
+    and returned no record (nothing tested, silently); ``n_jobs=0`` was taken and a list of
+    ids was an AttributeError. The arguments are checked as ``run_claims`` checks them."""
+    from paper_checks import select
+    from paper_checks.sensitivity import sensitivity
+
+    with pytest.raises(ValueError, match=message):
+        sensitivity(select(None, ["001.eq4.prox-sign"]), **kwargs)
+    with pytest.raises(ValueError, match="claims must be a list of paper_checks.Claim"):
+        sensitivity(["001.eq4.prox-sign"])
