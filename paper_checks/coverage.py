@@ -248,7 +248,7 @@ def numbered_coverage(claim_ids=None, insensitive=None, equations=False) -> dict
     from paper_checks.equations import equation_rows
     from paper_checks.numbered import MUTANT_PASSES, RESULTS
 
-    insensitive = MUTANT_PASSES if insensitive is None else insensitive
+    insensitive = MUTANT_PASSES if insensitive is None else _id_set(insensitive)
     rows = []
     for paper, label, line, part, status, ids, note in RESULTS + (
             equation_rows() if equations else []):
@@ -265,6 +265,7 @@ def coverage(statements=STATEMENTS, claim_ids=None) -> dict:
     ``share`` = (full + partial/2) / (full + partial + none). With ``claim_ids`` (the ids that
     exist), a statement whose claims do not all exist counts as ``none``: the table cannot
     claim a check that is not registered."""
+    claim_ids = None if claim_ids is None else _id_set(claim_ids)
     out = {}
     for paper, loc, what, status, ids, note in statements:
         if status not in STATUSES:
@@ -281,6 +282,11 @@ def coverage(statements=STATEMENTS, claim_ids=None) -> dict:
         total = row["full"] + row["partial"] + row["none"]
         row["share"] = (row["full"] + row["partial"] / 2) / total if total else 1.0
     return out
+
+
+def _id_set(ids) -> set:
+    """Claim ids as a set, a string being one id (it was read as its characters; fuzz41 F8)."""
+    return {ids} if isinstance(ids, str) else set(ids)
 
 
 def overall(cov: dict) -> tuple[int, float]:

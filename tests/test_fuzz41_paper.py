@@ -139,3 +139,16 @@ def test_sensitivity_checks_its_arguments_as_run_claims_does(kwargs, message):
         sensitivity(select(None, ["001.eq4.prox-sign"]), **kwargs)
     with pytest.raises(ValueError, match="claims must be a list of paper_checks.Claim"):
         sensitivity(["001.eq4.prox-sign"])
+
+
+def test_numbered_coverage_reads_one_id_given_as_a_string():
+    """F8: ``numbered_coverage(insensitive="000.thm4.local-rate")`` read the string as its
+    characters and demoted nothing (Theorem 4 stayed full); ``coverage(claim_ids=...)``
+    matched a string by substring. A string is one id, as in ``paper_checks.select``."""
+    from paper_checks.coverage import coverage, numbered_coverage
+
+    cov = numbered_coverage(insensitive="000.thm4.local-rate")
+    thm4 = [s for s in cov["000"]["statements"] if s["statement"] == "Theorem 4"][0]
+    assert thm4["status"] == "partial"
+    rows = [("000", "x", "y", "full", ["000.thm4"], "")]
+    assert coverage(rows, claim_ids="000.thm4.local-rate")["000"]["none"] == 1
