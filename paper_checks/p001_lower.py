@@ -342,8 +342,9 @@ def sec41_below_mu(cfg, seed):
                          "condition number (lam + mu)/mu), the same where lam >= mu, where the "
                          "optimality is claimed; Thm 4.2's rate 8 (1 - sqrt(mu/(lam + mu)))^k, "
                          "the rate of (6)'s condition number (lam + mu)/mu: the printed 8 (1 - "
-                         "sqrt(mu/lam))^k is negative below lam = mu and too fast just above it, "
-                         "and the two agree for lam >> mu",
+                         "sqrt(mu/lam))^k is negative below lam = mu and too fast up to lam = "
+                         "(3 + sqrt(5))/2 mu = 2.618 mu (001.thm42.outer-rate), and the two agree "
+                         "for lam >> mu",
                          level="erratum-harmless",
                          transcription=("depends", "the PDF must show sqrt(lam/mu), with no '1 "
                                         "+' and no '+ mu' under the root, in Sec. 4.1's order, "
