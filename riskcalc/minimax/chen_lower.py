@@ -38,7 +38,7 @@ def logistic_constants(c_x, D, d, printed=False):
     c_x, D : array_like
         Feature bound ``c_X`` and domain diameter ``D`` (both > 0).
     d : array_like
-        Dimension (> 0).
+        Dimension, in ``[1, 1e100]`` (a count, as for the other bounds: 0.5 was taken).
     printed : bool
         Return the paper's printed ``||l||_inf`` and ``mu_0`` instead (see ERRATA).
 
@@ -64,7 +64,7 @@ def logistic_constants(c_x, D, d, printed=False):
     """
     cx = positive("c_x", c_x)
     dia = positive("D", D)
-    dim = positive("d", d)
+    (dim,) = sizes(d=d)
     t = cx * dia * np.sqrt(dim)
     beta = cx ** 2 * dim / 4.0
     with np.errstate(all="ignore"):
