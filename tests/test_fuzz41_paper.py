@@ -152,3 +152,26 @@ def test_numbered_coverage_reads_one_id_given_as_a_string():
     assert thm4["status"] == "partial"
     rows = [("000", "x", "y", "full", ["000.thm4"], "")]
     assert coverage(rows, claim_ids="000.thm4.local-rate")["000"]["none"] == 1
+
+
+def test_logistic_constants_take_a_dimension_as_the_other_bounds_do(capsys):
+    """F9: ``logistic_constants(c_x, D, d=0.5)`` answered for half a coordinate where
+    ``lower_bound_aer(d=0.5)`` and the command line refuse it, and ``bounds logistic_constants
+    --d 0`` named the magnitudes, not a dimension's range."""
+    with pytest.raises(ValueError, match=r"d must lie in \[1, 1e\+100\] \(a count\)"):
+        minimax.logistic_constants(1, 1, 0.5)
+    code, out, err = run_cli(["bounds", "logistic_constants", "--c_x", "1", "--D", "1", "--d",
+                              "0"], capsys)
+    assert code == 2 and err.strip() == "error: d must lie in [1, 1e+100] (a count), got 0.0"
+
+
+def test_theorem_4_and_6_refusals_name_the_point():
+    """F10: paper 000's Theorem 4 and 6 refusals printed the arguments' reprs (a whole list,
+    ``beta=np.float32(100.0)``) or N alone; they name the offending point as the other bounds
+    do (``_common._offending``)."""
+    with pytest.raises(ValueError, match=r"got n_i=200, beta=100, mu=1 \(entry 1 of 2\)$"):
+        minimax.local_ier_bound([1, 100], 1, 1, 200)
+    with pytest.raises(ValueError, match=r"got N=200, beta=100, mu=1 \(entry 1 of 2\)$"):
+        minimax.fedavg_ier_bound([1, 100], 1, 1, 1, 200)
+    with pytest.raises(ValueError, match=r"got N=1, beta=1e\+100, mu=1e-100$"):
+        minimax.fedavg_aer_bound(1e100, 1e-100, 1e100, 1e100, 1)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
-                                      heterogeneity, nonnegative, positive, probability_vector,
-                                      scalar_or_array, sizes, smooth_convex)
+from riskcalc.minimax._common import (_offending, at_most, broadcasting, enough_samples,
+                                      from_logs, heterogeneity, nonnegative, positive,
+                                      probability_vector, scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
                                            fedprox_regime)
@@ -37,6 +37,16 @@ __all__ = [
 def _require(cond, message):
     if np.any(~np.asarray(cond)):
         raise ValueError(message)
+
+
+def _below(n, b, u, name, where):
+    """Refuse ``n < 4 beta / mu`` (the hypothesis of ``where``), naming the first point as
+    ``_offending`` writes it: the arguments' reprs showed whole lists and numpy's reprs
+    (``beta=np.float32(100.0)``), and Theorem 6's refusal N alone (fuzz41 paper F10)."""
+    bad = n < 4 * b / u
+    if np.any(bad):
+        raise ValueError(f"{name} must be >= 4*beta/mu ({where}), got "
+                         f"{_offending(bad, **{name: n, 'beta': b, 'mu': u})}")
 
 
 @broadcasting
@@ -69,8 +79,7 @@ def local_ier_bound(beta, mu, loss_sup, n_i):
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     (n,) = sizes(n_i=n_i)
-    _require(n >= 4 * b / u, f"n_i must be >= 4*beta/mu (Theorem 4 of paper 000), got "
-                             f"n_i={n_i!r}, beta={beta!r}, mu={mu!r}")
+    _below(n, b, u, "n_i", "Theorem 4 of paper 000")
     return scalar_or_array(b * ls / (u * n))
 
 
@@ -99,8 +108,7 @@ def fedavg_aer_bound(beta, mu, loss_sup, R, N):
     ls = positive("loss_sup", loss_sup)
     r = heterogeneity(R)
     (n_tot,) = sizes(N=N)
-    _require(n_tot >= 4 * b / u, f"N must be >= 4*beta/mu (Theorem 6 of paper 000 with "
-                                 f"p_i = n_i/N), got N={N!r}")
+    _below(n_tot, b, u, "N", "Theorem 6 of paper 000 with p_i = n_i/N")
     return scalar_or_array(b * ls / (u * n_tot) + b * r ** 2)
 
 
@@ -128,8 +136,7 @@ def fedavg_ier_bound(beta, mu, sigma2, R, N):
     s2 = nonnegative("sigma2", sigma2)
     r = heterogeneity(R)
     (n_tot,) = sizes(N=N)
-    _require(n_tot >= 4 * b / u, f"N must be >= 4*beta/mu (Theorem 6 of paper 000 with "
-                                 f"p_i = n_i/N), got N={N!r}")
+    _below(n_tot, b, u, "N", "Theorem 6 of paper 000 with p_i = n_i/N")
     return _fedavg_ier(b, u, s2, r, 1 / n_tot, -np.log(n_tot))
 
 
