@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from riskcalc._validate import one_of
+
 
 @dataclass(frozen=True)
 class Paper:
@@ -81,7 +83,12 @@ def cite(paper_id: str, where: str = "") -> str:
     >>> cite("001", "Thm 3.1")
     'Hanzely, Hanzely, Horvath & Richtarik (2020), Thm 3.1'
     """
-    if paper_id not in PAPERS:
+    # one_of: a list was "TypeError: unhashable type"; where=5 was printed as ", 5" and
+    # where=None dropped silently (fuzz41 paper F11).
+    if not one_of(paper_id, PAPERS):
         raise ValueError(f"paper_id must be one of {', '.join(PAPERS)}; got {paper_id!r}")
+    if not isinstance(where, str):
+        raise ValueError(f"where must be a string (a theorem, equation or section), got "
+                         f"{where!r}")
     short = PAPERS[paper_id].short
     return f"{short}, {where}" if where else short

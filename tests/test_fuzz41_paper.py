@@ -175,3 +175,17 @@ def test_theorem_4_and_6_refusals_name_the_point():
         minimax.fedavg_ier_bound([1, 100], 1, 1, 1, 200)
     with pytest.raises(ValueError, match=r"got N=1, beta=1e\+100, mu=1e-100$"):
         minimax.fedavg_aer_bound(1e100, 1e-100, 1e100, 1e100, 1)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((["001"],), "paper_id must be one of"),
+    (("001", 5), "where must be a string"),
+    (("001", None), "where must be a string"),
+])
+def test_cite_refuses_what_it_cannot_cite(args, message):
+    """F11: ``riskcalc.papers.cite(["001"])`` was "TypeError: unhashable type: 'list'";
+    ``cite("001", 5)`` printed ", 5" and ``cite("001", None)`` dropped the place silently."""
+    from riskcalc.papers import cite
+
+    with pytest.raises(ValueError, match=message):
+        cite(*args)
