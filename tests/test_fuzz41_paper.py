@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mpmath
+import numpy as np
 import pytest
 
 from riskcalc import minimax
@@ -189,3 +190,16 @@ def test_cite_refuses_what_it_cannot_cite(args, message):
 
     with pytest.raises(ValueError, match=message):
         cite(*args)
+
+
+def test_fit_constants_keeps_the_interval_of_an_identified_constant():
+    """F12: ``fit_constants`` with one term 0 on the whole grid gave every constant an
+    infinite interval, the one the errors pin (a = 2.04 here) too; only the unidentified
+    constant's interval is infinite now."""
+    from riskcalc.minimax.ratecheck import fit_constants
+
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    fit = fit_constants({"a": x, "b": 0 * x}, 2 * x * np.exp(0.01 * np.arange(5)))
+    lo, hi = fit.ci["a"]
+    assert 1.9 < lo < fit.constants["a"] < hi < 2.2
+    assert fit.ci["b"] == (0.0, np.inf)

@@ -199,11 +199,13 @@ def fit_constants(terms: Mapping[str, object], errors, level: float = 0.95) -> C
     s2 = float(r @ r) / dof
     j = jac(sol.x)
     tq = float(stats.t.ppf((1 + float(lev)) / 2, dof))
-    jtj = j.T @ j
-    if np.linalg.matrix_rank(jtj) < len(names):
-        se = np.full(len(names), np.inf)
-    else:
-        se = np.sqrt(np.diag(s2 * np.linalg.inv(jtj)))
+    # A term 0 at every grid point leaves its constant unidentified (an infinite interval);
+    # the others keep theirs: one such term made every interval infinite (fuzz41 paper F12).
+    live = np.any(t > 0, axis=0)
+    jtj = (j.T @ j)[np.ix_(live, live)]
+    se = np.full(len(names), np.inf)
+    if np.linalg.matrix_rank(jtj) == live.sum():
+        se[live] = np.sqrt(np.diag(s2 * np.linalg.inv(jtj)))
     return ConstantFit(
         constants={k: float(np.exp(v)) for k, v in zip(names, sol.x)},
         ci={k: (float(np.exp(v - tq * s)), float(np.exp(v + tq * s)))
