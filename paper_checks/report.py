@@ -138,7 +138,8 @@ def _numbered_section(cov) -> list:
     total, share = overall(cov)
     lines = ["", "## Coverage of the papers' numbered results", "",
              f"Every numbered Theorem, Lemma, Proposition and Corollary stated in the four "
-             "texts (main body and appendices) and every table of rates, found by "
+             "texts (main body and appendices), every table of rates or experiments and "
+             "every figure, found by "
              "`paper_checks.numbered.find_results` (a test keeps the listing equal to what the "
              "texts state), graded `full` (the statement over its range, its mutants "
              "rejected), `partial`, `none` or `not checkable` (with the reason; it leaves the "
