@@ -3,6 +3,7 @@
 import pytest
 
 import riskcalc
+from montecarlo.linear.instances import Setting
 
 
 def test_f1_grid_pooled_refusal_names_the_point():
@@ -10,3 +11,16 @@ def test_f1_grid_pooled_refusal_names_the_point():
     saying at which of the four points (it is gamma 3 with 3 clients)."""
     with pytest.raises(ValueError, match=r"^at gamma = 3, clients = 3: .*pooled N > d"):
         riskcalc.limit("ftfa", gamma=[[2], [3]], r=1, sigma=0.5, clients=[3, 10])
+
+
+def test_f3_setting_longer_pattern_warns_and_is_cut():
+    """F3: ``Setting``'s gammas (rs, sigmas, spectra) longer than the clients use were cut
+    silently where the docstring said "cycled": now a warning, and the setting (its task
+    description) holds what is used."""
+    with pytest.warns(UserWarning, match="gammas lists 4 values where clients = 3 uses 2"):
+        setting = Setting(d=20, clients=3, global_model="federated", gammas=[1, 2, 3, 4])
+    assert setting.gammas == (1.0, 2.0)
+    with pytest.warns(UserWarning, match="spectra lists 3 values where clients = 2 uses 2"):
+        setting = Setting(d=20, clients=2, global_model="federated",
+                          spectra=["identity", "scaled:2", "scaled:3"])
+    assert setting.spectra == ("identity", "scaled:2")

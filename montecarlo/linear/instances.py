@@ -17,6 +17,7 @@ on theta_0), and the local baselines (eqs. 9-10) shrink toward 0 with ||theta_i|
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -56,6 +57,17 @@ def _others(name, values, low_open):
     return tuple(float(v) for v in arr)
 
 
+def _cut(name, values, room, clients):
+    """``values`` cycled over ``room`` clients: the first ``room``, with a warning when more
+    were given (they were cut silently where the docstring said cycled; fuzz41 api F3); None
+    when there is no room."""
+    if values is not None and len(values) > room:
+        warnings.warn(f"{name} lists {len(values)} values where clients = {clients} uses "
+                      f"{room}: the last {len(values) - room} go unused", stacklevel=4)
+        values = values[:room] or None
+    return values
+
+
 @dataclass(frozen=True)
 class Setting:
     """How a ``ClientSpec`` is turned into finite instances (what the theory leaves open).
@@ -84,12 +96,15 @@ class Setting:
         Student-t degrees of freedom, > 4 so that z has the moments beyond the fourth that
         Assumption A2 asks for.
     gammas, rs, sigmas : sequence of float, optional
-        gamma_j, r_j, sigma_j of the other clients 1..M-1 (cycled); default: the target's.
+        gamma_j, r_j, sigma_j of the other clients 1..M-1: client j takes entry (j - 1)
+        modulo the length (a shorter list repeats; a longer one is cut to M - 1 entries, with
+        a warning); default: the target's.
     spectra : sequence of str, optional
         Covariate shift: each client's covariance as a SPEC, diagonal in one shared basis in
         the order of ``riskcalc.spectrum.ordered_eigenvalues``: the target's first (it must
-        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled). Default: every
-        client has the target's covariance.
+        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled as ``gammas``:
+        more than M entries are cut to M, with a warning). Default: every client has the
+        target's covariance.
     """
 
     d: int
@@ -116,9 +131,9 @@ class Setting:
         _choice("features", self.features, DISTRIBUTIONS)
         _choice("noise", self.noise, DISTRIBUTIONS)
         object.__setattr__(self, "df", float(as_array("df", self.df, low=4.0, low_open=True)))
-        object.__setattr__(self, "gammas", _others("gammas", self.gammas, True))
-        object.__setattr__(self, "rs", _others("rs", self.rs, False))
-        object.__setattr__(self, "sigmas", _others("sigmas", self.sigmas, False))
+        for name, low_open in (("gammas", True), ("rs", False), ("sigmas", False)):
+            others = _others(name, getattr(self, name), low_open)
+            object.__setattr__(self, name, _cut(name, others, self.clients - 1, self.clients))
         if self.spectra is not None:
             spectra = np.atleast_1d(self.spectra)
             if spectra.ndim > 1:
@@ -127,6 +142,7 @@ class Setting:
             spectra = tuple(str(x) for x in spectra)
             if not spectra:
                 raise ValueError("spectra must list at least one SPEC")
+            spectra = _cut("spectra", spectra, self.clients, self.clients)
             object.__setattr__(self, "spectra", spectra)
 
     def as_dict(self) -> dict:
