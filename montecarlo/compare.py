@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from dataclasses import dataclass, fields
 
 from montecarlo.runner import budget
@@ -45,6 +46,19 @@ __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
 #: default (``riskcalc.cli.shared.guards.MAX_MINUTES``).
 MAX_MINUTES = 10.0
+
+
+def measure_keyword(measure, kind):
+    """The measure given as ``measure=`` or as its deprecated alias ``kind=``, which
+    ``compare`` and ``sweep`` took where ``montecarlo.compare(method, ...)`` and ``--measure``
+    say measure (fuzz41 api F4); default ``conditional``."""
+    if kind is None:
+        return "conditional" if measure is None else measure
+    if measure is not None:
+        raise ValueError("give measure= only (kind= is its deprecated alias), not both")
+    warnings.warn("kind= is deprecated: the measure is measure= (as in montecarlo.compare("
+                  "method, ...) and --measure)", DeprecationWarning, stacklevel=3)
+    return kind
 
 
 def check_run(reps, kind, steps, step_size):
@@ -141,10 +155,10 @@ class Comparison:
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
-            kind: str = "conditional", steps: int | None = None,
+            measure: str | None = None, steps: int | None = None,
             step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
             scheduler: str | None = None, progress: bool = False, cache=None,
-            max_minutes: float | None = MAX_MINUTES) -> Comparison:
+            max_minutes: float | None = MAX_MINUTES, kind: str | None = None) -> Comparison:
     """Predicted (riskcalc) vs simulated (montecarlo) bias, variance and risk of one client.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1 against the
@@ -160,8 +174,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         Number of replicates, >= 2 (an error bar needs two).
     seed : int
         Seed of the experiment (``montecarlo.runner.seeding``).
-    kind : {"conditional", "empirical"}
-        Measurement (``montecarlo.linear.measure``).
+    measure : {"conditional", "empirical"}
+        Measurement (``montecarlo.linear.measure``; default conditional).
     steps, step_size : optional
         Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
         of the converged closed form; the prediction is then the finite-step limit
@@ -174,6 +188,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         Passed to ``montecarlo.runner.tasks.run_tasks``.
     max_minutes : float or None
         Refuse a run estimated to take longer (``check_minutes``; None: no limit).
+    kind : str, optional
+        Deprecated alias of ``measure`` (a DeprecationWarning).
 
     Examples
     --------
@@ -182,6 +198,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     >>> bool(c.summary["risk"]["inside"])
     True
     """
+    kind = measure_keyword(measure, kind)
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)
@@ -298,7 +315,7 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
-    return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
+    return compare(spec, setting, reps=reps, seed=seed, measure=measure, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
                    progress=progress, cache=cache, max_minutes=max_minutes)
 

@@ -3,7 +3,9 @@
 import pytest
 
 import riskcalc
+from montecarlo.compare import compare
 from montecarlo.linear.instances import Setting
+from montecarlo.sweep import sweep
 
 
 def test_f1_grid_pooled_refusal_names_the_point():
@@ -24,3 +26,21 @@ def test_f3_setting_longer_pattern_warns_and_is_cut():
         setting = Setting(d=20, clients=2, global_model="federated",
                           spectra=["identity", "scaled:2", "scaled:3"])
     assert setting.spectra == ("identity", "scaled:2")
+
+
+def test_f4_one_measure_keyword_on_compare_and_sweep():
+    """F4: ``montecarlo.compare(method, ...)`` took ``measure=`` where ``compare(spec,
+    setting)`` and ``sweep`` took ``kind=`` (a TypeError the other way round): ``measure=``
+    on all, ``kind=`` a deprecated alias."""
+    spec = riskcalc.ClientSpec("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5)
+    with pytest.raises(ValueError, match="measure must be one of"):
+        compare(spec, Setting(d=20), measure="exact")
+    with pytest.raises(ValueError, match="measure must be one of"):
+        sweep("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5, setting=Setting(d=20),
+              measure="exact")
+    with pytest.warns(DeprecationWarning, match="kind= is deprecated"):
+        with pytest.raises(ValueError, match="measure must be one of"):
+            sweep("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5, setting=Setting(d=20),
+                  kind="exact")
+    with pytest.raises(ValueError, match="not both"):
+        compare(spec, Setting(d=20), measure="empirical", kind="empirical")

@@ -107,7 +107,7 @@ def run(args) -> int:
     for k in ("gamma", "sigma", "r", "rho"):
         points *= len(values[k]) if values[k] else 1
     spectrum = spectrum_from_args(args, d=args.d)
-    run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, kind=args.measure,
+    run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, measure=args.measure,
                steps=args.steps, step_size=args.step_size, **values)
     # The time of the tasks --cache does not hold: a resumed sweep is not refused for the
     # work it will not do (it was, so it resumed only with the --max-minutes it began with).
