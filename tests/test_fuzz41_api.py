@@ -44,3 +44,12 @@ def test_f4_one_measure_keyword_on_compare_and_sweep():
                   kind="exact")
     with pytest.raises(ValueError, match="not both"):
         compare(spec, Setting(d=20), measure="empirical", kind="empirical")
+
+
+def test_f5_spectrum_text_trailing_comma_is_an_empty_field(tmp_path):
+    """F5: a spectrum text file "1,2," read [1, 2] while "1,,2" and ",1,2" were refused (and
+    the command line's "--gamma 2," is): one rule, a comma stands between two numbers."""
+    path = tmp_path / "eig.txt"
+    path.write_text("1, 2,\n4\n")
+    with pytest.raises(ValueError, match="line 1: an empty field after the last comma"):
+        riskcalc.Spectrum.from_file(path)
