@@ -6,6 +6,7 @@ import riskcalc
 from montecarlo.compare import compare
 from montecarlo.linear.instances import Setting
 from montecarlo.sweep import sweep
+from tests.helpers import run_cli
 
 
 def test_f1_grid_pooled_refusal_names_the_point():
@@ -53,3 +54,16 @@ def test_f5_spectrum_text_trailing_comma_is_an_empty_field(tmp_path):
     path.write_text("1, 2,\n4\n")
     with pytest.raises(ValueError, match="line 1: an empty field after the last comma"):
         riskcalc.Spectrum.from_file(path)
+
+
+@pytest.mark.parametrize("argv", [
+    ["predict", "rtfa", "--gamma", "1e400", "--r", "1", "--sigma", "0.5", "--lam", "1"],
+    ["sweep", "ftfa", "--gamma", "2,1e400", "--r", "1", "--sigma", "0.5", "--d", "20",
+     "--out", "never.csv"],
+])
+def test_f6_number_option_past_the_floats_says_what_was_typed(argv, capsys):
+    """F6: ``--gamma 1e400`` said "gamma must be a finite number in [1e-100, 1e+100], got
+    inf": what the parser made of it, not what was typed."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: --gamma: '1e400' overflows: beyond the largest float"), err
