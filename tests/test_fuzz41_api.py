@@ -67,3 +67,12 @@ def test_f6_number_option_past_the_floats_says_what_was_typed(argv, capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("error: --gamma: '1e400' overflows: beyond the largest float"), err
+
+
+def test_f7_federation_length_mismatch_is_named_before_the_count():
+    """F7: ``Federation(gamma=0.5, r=[1, 0.5], sigma=1)`` said "a federation needs at least two
+    clients, got 1" where the lists' lengths differ."""
+    with pytest.raises(ValueError, match="^r lists 2 clients, gamma 1$"):
+        riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=1)
+    with pytest.raises(ValueError, match="at least two clients, got 1"):
+        riskcalc.Federation(gamma=[0.5], r=[1], sigma=1)

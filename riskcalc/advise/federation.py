@@ -71,9 +71,6 @@ class Federation:
     def __post_init__(self):
         gamma = np.atleast_1d(parameter("gamma", self.gamma, ndim=1))
         m = gamma.size
-        if m < 2:
-            raise ValueError(f"a federation needs at least two clients, got {m}: for one "
-                             "client use riskcalc predict")
         vals = {"gamma": gamma}
         for name in ("r", "sigma", "rho"):
             v = getattr(self, name)
@@ -83,6 +80,11 @@ class Federation:
             if arr.size != m:
                 raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
             vals[name] = arr
+        # After the lengths: gamma=0.5 beside r=[1, 0.5] said "at least two clients, got 1"
+        # (fuzz41 api F7).
+        if m < 2:
+            raise ValueError(f"a federation needs at least two clients, got {m}: for one "
+                             "client use riskcalc predict")
         for name, v in vals.items():
             v.flags.writeable = False   # frozen: fed.gamma[0] = -1 passed the checks
             object.__setattr__(self, name, v)
