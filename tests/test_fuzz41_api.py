@@ -70,9 +70,20 @@ def test_f6_number_option_past_the_floats_says_what_was_typed(argv, capsys):
 
 
 def test_f7_federation_length_mismatch_is_named_before_the_count():
-    """F7: ``Federation(gamma=0.5, r=[1, 0.5], sigma=1)`` said "a federation needs at least two
-    clients, got 1" where the lists' lengths differ."""
+    """F7: ``Federation(gamma=[0.5], r=[1, 0.5], sigma=[1, 1])`` said "a federation needs at
+    least two clients, got 1" where the lists' lengths differ."""
     with pytest.raises(ValueError, match="^r lists 2 clients, gamma 1$"):
-        riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=1)
+        riskcalc.Federation(gamma=[0.5], r=[1, 0.5], sigma=[1, 1])
     with pytest.raises(ValueError, match="at least two clients, got 1"):
-        riskcalc.Federation(gamma=[0.5], r=[1], sigma=1)
+        riskcalc.Federation(gamma=[0.5], r=[1], sigma=[1])
+
+
+def test_f8_federation_shares_a_number_as_clients_limit_does():
+    """F8: ``Federation(gamma=[0.5, 2], r=[1, 1], sigma=0.5)`` was refused as "sigma lists 1
+    clients, gamma 2" (a number is no list) where ``clients_limit`` shares it by the clients;
+    gamma=0.5 beside r=[1, 0.5] said "at least two clients, got 1"."""
+    fed = riskcalc.Federation(gamma=[0.5, 2.0], r=[1, 1], sigma=0.5, rho=1.5)
+    assert fed.sigma.tolist() == [0.5, 0.5] and fed.rho.tolist() == [1.5, 1.5]
+    assert riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=1).gamma.tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="^sigma lists 3 clients, r 2$"):
+        riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=[1, 1, 1])
