@@ -37,7 +37,7 @@ from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, one_of, positive_int
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import ClientSpec, as_spec
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
@@ -59,6 +59,18 @@ def measure_keyword(measure, kind):
     warnings.warn("kind= is deprecated: the measure is measure= (as in montecarlo.compare("
                   "method, ...) and --measure)", DeprecationWarning, stacklevel=3)
     return kind
+
+
+def as_setting(setting, where: str) -> Setting:
+    """``setting`` if it is a ``Setting``, else ValueError saying how to make one (a dict,
+    None or a list of settings was an AttributeError: "'dict' object has no attribute 'd'";
+    fuzz41 api F9)."""
+    if not isinstance(setting, Setting):
+        raise ValueError(f"{where}: setting must be a montecarlo.linear.instances.Setting "
+                         f"(e.g. Setting(d=200)), got {type(setting).__name__} "
+                         f"{setting!r:.40}; montecarlo.compare(method, ..., d=D) takes the "
+                         "Setting's fields as keywords")
+    return setting
 
 
 def check_run(reps, kind, steps, step_size):
@@ -199,6 +211,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     True
     """
     kind = measure_keyword(measure, kind)
+    spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)

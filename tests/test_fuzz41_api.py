@@ -87,3 +87,18 @@ def test_f8_federation_shares_a_number_as_clients_limit_does():
     assert riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=1).gamma.tolist() == [0.5, 0.5]
     with pytest.raises(ValueError, match="^sigma lists 3 clients, r 2$"):
         riskcalc.Federation(gamma=0.5, r=[1, 0.5], sigma=[1, 1, 1])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda spec: compare(spec, {"d": 20}, reps=3), "compare: setting must be a montecarlo"),
+    (lambda spec: compare("rtfa", Setting(d=20), reps=3), "compare: spec must be a riskcalc"),
+    (lambda spec: sweep("rtfa", gamma=2, sigma=0.5, r=1, lam=0.5, setting=None, reps=2),
+     "sweep: setting must be a montecarlo"),
+])
+def test_f9_compare_and_sweep_name_a_setting_or_spec_of_the_wrong_type(call, message):
+    """F9: ``compare(spec, {"d": 20})``, ``compare("rtfa", setting)`` and ``sweep(...,
+    setting=None)`` were AttributeErrors ("'dict' object has no attribute 'd'")."""
+    spec = riskcalc.ClientSpec("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5)
+    with pytest.raises(ValueError, match=message):
+        call(spec)
+
