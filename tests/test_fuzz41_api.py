@@ -102,3 +102,13 @@ def test_f9_compare_and_sweep_name_a_setting_or_spec_of_the_wrong_type(call, mes
     with pytest.raises(ValueError, match=message):
         call(spec)
 
+
+@pytest.mark.parametrize("spectra, shown", [
+    ([1, 2], "int 1"), (["identity", 2], "int 2"), ([None], "NoneType None"),
+    ([riskcalc.Spectrum([1.0])], "Spectrum Spectrum(")])
+def test_f10_setting_spectra_must_be_spec_strings(spectra, shown):
+    """F10: ``Setting(spectra=[1, 2])`` read the numbers as the SPECs '1' and '2' (and None as
+    'None', a Spectrum as its repr): refused later as "spectrum '1' is not one of ...", or
+    "spectrum 'None' ..." where no such text was given."""
+    with pytest.raises(ValueError, match=r"spectra must list SPEC strings .*got " + shown[:8]):
+        Setting(d=20, clients=3, global_model="federated", spectra=spectra)

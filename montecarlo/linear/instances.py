@@ -139,11 +139,15 @@ class Setting:
             if spectra.ndim > 1:
                 raise ValueError(f"spectra must be a flat list (one SPEC a client), got an "
                                  f"array of shape {spectra.shape}")
-            spectra = tuple(str(x) for x in spectra)
-            if not spectra:
+            bad = [x for x in np.asarray(self.spectra, dtype=object).ravel()
+                   if not isinstance(x, str)]   # 1 was the SPEC '1' (fuzz41 api F10)
+            if bad:
+                raise ValueError(f"spectra must list SPEC strings (one a client), got "
+                                 f"{type(bad[0]).__name__} {bad[0]!r:.40}")
+            if not spectra.size:
                 raise ValueError("spectra must list at least one SPEC")
-            spectra = _cut("spectra", spectra, self.clients, self.clients)
-            object.__setattr__(self, "spectra", spectra)
+            object.__setattr__(self, "spectra", _cut("spectra", tuple(str(x) for x in spectra),
+                                                     self.clients, self.clients))
 
     def as_dict(self) -> dict:
         """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it); ``spectra`` only when
