@@ -112,3 +112,12 @@ def test_f10_setting_spectra_must_be_spec_strings(spectra, shown):
     "spectrum 'None' ..." where no such text was given."""
     with pytest.raises(ValueError, match=r"spectra must list SPEC strings .*got " + shown[:8]):
         Setting(d=20, clients=3, global_model="federated", spectra=spectra)
+
+
+@pytest.mark.parametrize("spec", ["scaled:1e400", "two-point:1,1e999,0.5"])
+def test_f11_spec_number_past_the_floats_says_what_was_typed(spec):
+    """F11: ``Spectrum.parse("scaled:1e400")`` said "spectrum eigenvalue must be a finite number
+    in [1e-100, 1e+100], got inf" (as --gamma 1e400 did, F6): now what was typed overflows."""
+    typed = spec.split(",")[1] if "," in spec else spec.split(":")[1]
+    with pytest.raises(ValueError, match=f"'{typed}' overflows: beyond the largest float"):
+        riskcalc.Spectrum.parse(spec)
