@@ -1,5 +1,6 @@
 """Issue 32, fuzz41 (api): what this fuzz found, each test failing before."""
 
+import numpy as np
 import pytest
 
 import riskcalc
@@ -121,3 +122,24 @@ def test_f11_spec_number_past_the_floats_says_what_was_typed(spec):
     typed = spec.split(",")[1] if "," in spec else spec.split(":")[1]
     with pytest.raises(ValueError, match=f"'{typed}' overflows: beyond the largest float"):
         riskcalc.Spectrum.parse(spec)
+
+
+def test_f12_federation_simulation_runs_ftfa_steps_as_steps():
+    """F12: ``montecarlo.linear.federation.simulate`` ran advise's ``ftfa_steps`` candidates
+    (k_j gradient steps from the FedAvg model) as converged FTFA: its simulated risks were
+    FTFA's, silently. Now k_j steps of the given size, as plain gradient descent does."""
+    from montecarlo.linear.federation import candidate_models, sample_federation
+    from riskcalc.advise.result import Candidate
+
+    fed = riskcalc.Federation(gamma=[2.0, 4.0, 1.5], r=[1.0, 0.5, 1.5], sigma=0.5)
+    X, _, y, _ = sample_federation(fed, 24, seed=0, rep=0)
+    p = np.array([0.2, 0.3, 0.5])
+    centre = candidate_models(X, y, Candidate("fedavg", {}, "given", p, np.zeros(3)))[0]
+    steps, eta = [3, 0, 7], 0.05
+    got = candidate_models(X, y, Candidate("ftfa_steps", {"steps": steps, "step_size": eta},
+                                           "given", p, np.zeros(3)))
+    for j, k in enumerate(steps):
+        w = centre.copy()
+        for _ in range(k):
+            w -= eta * X[j].T @ (X[j] @ w - y[j]) / len(y[j])
+        np.testing.assert_allclose(got[j], w, rtol=1e-9, atol=1e-12)

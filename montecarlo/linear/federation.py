@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.linear.estimators import get_estimator, global_model
+from montecarlo.linear.estimators import get_estimator, global_model, spectral_filter
 from montecarlo.linear.instances import sample_size
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.threads import small_blas
@@ -66,20 +66,23 @@ class _Client:
         self.gram = X.T @ X / self.n
         self.xty = X.T @ y / self.n
 
-    def ridge(self, centre, lam: float) -> np.ndarray:
+    def ridge(self, centre, lam: float, steps=None, step_size=None) -> np.ndarray:
         """argmin ||X theta - y||^2 / (2n) + lam/2 ||theta - centre||^2, or for lam = 0 the
-        interpolant closest to ``centre`` (paper 003, eqs. 7-10)."""
+        interpolant closest to ``centre`` (paper 003, eqs. 7-10); with ``steps``, that many
+        gradient steps of size ``step_size`` on it from ``centre`` (Sec. 7, Algs. 5-6;
+        ``spectral_filter``)."""
         resid = self.U.T @ (self.y - self.X @ centre)
         keep = self.D > self.D[0] * 1e-12
         filt = np.zeros_like(self.D)
-        filt[keep] = (self.D[keep] / self.n) / (self.D[keep] ** 2 / self.n + lam)
+        filt[keep] = spectral_filter(self.D[keep] ** 2 / self.n, lam, steps,
+                                     step_size) / self.D[keep]
         return centre + self.Vt.T @ (filt * resid)
 
 
 def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
     """Every client's fitted parameter under ``candidate`` (a ``riskcalc.advise.Candidate``
-    of method fedavg, ftfa, rtfa, maml_fl, pfedme or local_ridge), one row per client;
-    ``clients`` caches the decompositions across candidates."""
+    of method fedavg, ftfa, rtfa, maml_fl, pfedme, local_ridge or ftfa_steps), one row per
+    client; ``clients`` caches the decompositions across candidates."""
     clients = clients or [_Client(x, v) for x, v in zip(X, y)]
     m, d = len(X), X[0].shape[1]
     tuning = candidate.tuning
@@ -96,6 +99,9 @@ def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
                                  sum(p * c.xty for p, c in zip(candidate.p, clients)))
         if candidate.method == "fedavg":
             return np.tile(centre, (m, 1))
+        if candidate.method == "ftfa_steps":    # was simulated as ftfa (fuzz41 api F12)
+            return np.array([c.ridge(centre, 0.0, tuning["steps"][j], tuning["step_size"])
+                             for j, c in enumerate(clients)])
         lam = tuning["lam"] if candidate.method == "rtfa" else [0.0] * m
     return np.array([c.ridge(centre, lam[j]) for j, c in enumerate(clients)])
 
