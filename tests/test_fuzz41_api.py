@@ -143,3 +143,15 @@ def test_f12_federation_simulation_runs_ftfa_steps_as_steps():
         for _ in range(k):
             w -= eta * X[j].T @ (X[j] @ w - y[j]) / len(y[j])
         np.testing.assert_allclose(got[j], w, rtol=1e-9, atol=1e-12)
+
+
+def test_f13_federation_simulation_refuses_a_method_it_does_not_simulate():
+    """F13: ``candidate_models`` simulated any method it did not know (``local``, a plugin's)
+    as FTFA from the FedAvg model, silently."""
+    from montecarlo.linear.federation import candidate_models, sample_federation
+    from riskcalc.advise.result import Candidate
+
+    fed = riskcalc.Federation(gamma=[2.0, 1.5], r=1.0, sigma=0.5)
+    X, _, y, _ = sample_federation(fed, 10, seed=0, rep=0)
+    with pytest.raises(ValueError, match="candidate method 'local' has no simulation here"):
+        candidate_models(X, y, Candidate("local", {}, "none", None, np.zeros(2)))

@@ -19,6 +19,7 @@ from montecarlo.linear.estimators import get_estimator, global_model, spectral_f
 from montecarlo.linear.instances import sample_size
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.threads import small_blas
+from riskcalc.advise import PIPELINES
 from riskcalc.spectrum import ordered_eigenvalues
 
 
@@ -83,6 +84,9 @@ def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
     """Every client's fitted parameter under ``candidate`` (a ``riskcalc.advise.Candidate``
     of method fedavg, ftfa, rtfa, maml_fl, pfedme, local_ridge or ftfa_steps), one row per
     client; ``clients`` caches the decompositions across candidates."""
+    if candidate.method not in PIPELINES:     # was simulated as FTFA (fuzz41 api F13)
+        raise ValueError(f"candidate method {candidate.method!r} has no simulation here; "
+                         f"simulated: {', '.join(PIPELINES)}")
     clients = clients or [_Client(x, v) for x, v in zip(X, y)]
     m, d = len(X), X[0].shape[1]
     tuning = candidate.tuning
