@@ -155,3 +155,23 @@ def test_f13_federation_simulation_refuses_a_method_it_does_not_simulate():
     X, _, y, _ = sample_federation(fed, 10, seed=0, rep=0)
     with pytest.raises(ValueError, match="candidate method 'local' has no simulation here"):
         candidate_models(X, y, Candidate("local", {}, "none", None, np.zeros(2)))
+
+
+def test_f14_federation_simulation_checks_designs_and_counts():
+    """F14: ``simulate(..., designs=...)`` without ``test`` returned NaN risks (numpy's
+    warning aside), two designs of different widths or a wrong count were numpy errors, and
+    reps=0 an empty array (NaN means)."""
+    from montecarlo.linear.federation import simulate
+    from riskcalc.advise.result import Candidate
+
+    fed = riskcalc.Federation(gamma=[2.0, 1.5], r=1.0, sigma=0.5)
+    cand = [Candidate("fedavg", {}, "samples", np.array([0.4, 0.6]), np.zeros(2))]
+    rng = np.random.default_rng(0)
+    designs = [rng.standard_normal((10, 5)), rng.standard_normal((8, 5))]
+    with pytest.raises(ValueError, match="designs need test, .*5 x 5 or 2 of them, got none"):
+        simulate(fed, cand, d=20, reps=2, designs=designs)
+    with pytest.raises(ValueError, match=r"designs must be 2 finite matrices"):
+        simulate(fed, cand, d=20, reps=2, designs=designs[:1], test=np.eye(5))
+    with pytest.raises(ValueError, match="reps must be an integer >= 1"):
+        simulate(fed, cand, d=20, reps=0)
+    assert np.isfinite(simulate(fed, cand, d=20, reps=2, designs=designs, test=np.eye(5))).all()

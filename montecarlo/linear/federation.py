@@ -19,6 +19,7 @@ from montecarlo.linear.estimators import get_estimator, global_model, spectral_f
 from montecarlo.linear.instances import sample_size
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.threads import small_blas
+from riskcalc._validate import positive_int
 from riskcalc.advise import PIPELINES
 from riskcalc.spectrum import ordered_eigenvalues
 
@@ -110,6 +111,24 @@ def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
     return np.array([c.ridge(centre, lam[j]) for j, c in enumerate(clients)])
 
 
+def _checked_designs(designs, m: int, test) -> list:
+    """``designs`` as M finite matrices of one column count d, with ``test`` a d x d
+    covariance or M of them: without ``test`` the risks were NaN, a wrong count of designs an
+    IndexError, a wrong shape numpy's broadcast error (fuzz41 api F14)."""
+    X = [np.asarray(x, float) for x in designs]
+    if (len(X) != m or any(x.ndim != 2 or x.size == 0 or not np.isfinite(x).all() for x in X)
+            or len({x.shape[1] for x in X}) != 1):
+        raise ValueError(f"designs must be {m} finite matrices (one per client: samples x "
+                         f"features, one number of features), got shapes "
+                         f"{[x.shape for x in X][:5]}")
+    d = X[0].shape[1]
+    shape = None if test is None else np.shape(test)
+    if shape not in ((d, d), (m, d, d)):
+        raise ValueError(f"designs need test, the covariance the risk is measured in: {d} x {d} "
+                         f"or {m} of them, got " + ("none" if test is None else f"shape {shape}"))
+    return X
+
+
 def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, test=None):
     """Per replicate, candidate and client the risk ||theta_hat_j - theta_j||_Sigma^2.
 
@@ -128,6 +147,14 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
     -------
     ndarray (reps, len(candidates), M)
     """
+    reps = positive_int("reps", reps)
+    if designs is not None:
+        designs = _checked_designs(designs, fed.m, test)
+    elif test is not None:
+        raise ValueError("test applies with designs only: Gaussian designs are measured in "
+                         "the federation's own covariance")
+    else:
+        d = positive_int("d", d)
     out = np.empty((reps, len(candidates), fed.m))
     with small_blas():
         for rep in range(reps):
