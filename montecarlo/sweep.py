@@ -182,10 +182,22 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
-    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
-                                         **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                              setting, route, plan["steps"], plan["step_size"], tunings)
-                      for g, sig, s in points]
+    plan["limits"] = []
+    for g, sig, s in points:
+        try:
+            plan["limits"].append(_limits(
+                ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
+                           **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                setting, route, plan["steps"], plan["step_size"], tunings))
+        except ValueError as exc:
+            # A grid's refusal named no point (gamma 2, 5 over 3 clients: which was pooled N
+            # <= d?) (fuzz41 api F15).
+            if len(points) == 1:
+                raise
+            where = (f"gamma = {g:g}, {info.signal} = {sig:g}, sigma = {s:g}"
+                     + (f", clients = {setting.clients}"
+                        if setting.global_model == "federated" else ""))
+            raise ValueError(f"at {where}: {exc}") from None
     return plan
 
 

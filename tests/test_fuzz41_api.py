@@ -175,3 +175,11 @@ def test_f14_federation_simulation_checks_designs_and_counts():
     with pytest.raises(ValueError, match="reps must be an integer >= 1"):
         simulate(fed, cand, d=20, reps=0)
     assert np.isfinite(simulate(fed, cand, d=20, reps=2, designs=designs, test=np.eye(5))).all()
+
+
+def test_f15_sweep_grid_refusal_names_the_point():
+    """F15: a sweep over gamma 2 and 5 with 3 federated clients refused pooled N <= d without
+    saying at which gamma (as limit's grids, F1)."""
+    setting = Setting(d=40, clients=3, global_model="federated")
+    with pytest.raises(ValueError, match=r"^at gamma = 5, r = 1, sigma = 0.5, clients = 3: "):
+        sweep("ftfa", gamma=[2.0, 5.0], sigma=0.5, r=1.0, setting=setting, reps=2)
