@@ -38,6 +38,7 @@ from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, one_of, positive_int
 from riskcalc.linear.model import ClientSpec, as_spec
+from riskcalc.spectrum import Spectrum
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
@@ -314,6 +315,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                          "and run keywords, compare takes the Setting fields "
                          f"{', '.join(sorted(SETTING_OPTIONS))}"
                          + ("; the measure is measure= here" if "kind" in unknown else ""))
+    if isinstance(spectrum, str):   # powerlaw:P sized by d, as --spectrum is by --d (F16)
+        spectrum = Spectrum.parse(spectrum, d=positive_int("d", d, minimum=2))
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                       spectrum=spectrum)
     if global_model is None:

@@ -214,6 +214,8 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # Validate every grid value once, through the same ClientSpec the simulation uses; the
     # spectrum as it reads it (a SPEC string, read by compare, was a Spectrum to the rows'
     # label: AttributeError after the whole grid had been simulated; fuzz39 fuzz F3).
+    if isinstance(spectrum, str):   # powerlaw:P sized by setting.d, as compare's (F16)
+        spectrum = riskcalc.Spectrum.parse(spectrum, d=setting.d)
     spectrum = ClientSpec(method, gamma=grid_values("gamma", gamma),
                           sigma=grid_values("sigma", sigma), spectrum=spectrum,
                           **{k: (None if v is None else grids[k])

@@ -183,3 +183,19 @@ def test_f15_sweep_grid_refusal_names_the_point():
     setting = Setting(d=40, clients=3, global_model="federated")
     with pytest.raises(ValueError, match=r"^at gamma = 5, r = 1, sigma = 0.5, clients = 3: "):
         sweep("ftfa", gamma=[2.0, 5.0], sigma=0.5, r=1.0, setting=setting, reps=2)
+
+
+def test_f16_simulations_size_powerlaw_by_their_d():
+    """F16: ``montecarlo.compare(..., d=20, spectrum="powerlaw:1")`` and ``sweep`` were refused
+    ("powerlaw needs the number of eigenvalues ... or give d where the call takes one"): both
+    take d, and ``riskcalc compare --spectrum powerlaw:1 --d 20`` answers; now they do too,
+    as powerlaw:1,20."""
+    import montecarlo
+
+    kw = dict(gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
+    got = montecarlo.compare("rtfa", d=20, reps=2, spectrum="powerlaw:1", **kw).limit.risk
+    assert got == montecarlo.compare("rtfa", d=20, reps=2, spectrum="powerlaw:1,20",
+                                     **kw).limit.risk
+    row = sweep("rtfa", spectrum="powerlaw:1", setting=Setting(d=20), reps=2, progress=False,
+                **kw)[0]
+    assert row["predicted_risk"] == got
