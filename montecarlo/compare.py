@@ -74,6 +74,17 @@ def as_setting(setting, where: str) -> Setting:
     return setting
 
 
+def federation_unused(setting: Setting) -> None:
+    """A ``Setting``'s federation under the oracle global model (the other clients' gammas,
+    rs, sigmas, client weights other than samples) is an error, as ``compare_method`` and the
+    command line refuse it: ``compare(spec, Setting(d=20, gammas=[1, 2]))`` ignored them
+    (fuzz41 api F17)."""
+    if setting.global_model == "oracle":
+        unused_options("", "oracle", [
+            k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
+            [] if setting.weights == "samples" else ["weights"]), student_t=True)
+
+
 def check_run(reps, kind, steps, step_size):
     """Validate the simulation options shared by ``compare`` and ``sweep``."""
     reps = positive_int("reps", reps, minimum=2)
@@ -213,6 +224,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     """
     kind = measure_keyword(measure, kind)
     spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
+    federation_unused(setting)
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)

@@ -23,8 +23,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, as_setting, check_minutes, check_run,
-                                measure_keyword, replicate_task, spec_to_dict, task_inputs,
-                                valid_replicate)
+                                federation_unused, measure_keyword, replicate_task,
+                                spec_to_dict, task_inputs, valid_replicate)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.linear.estimators import get_estimator
@@ -204,7 +204,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
 def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
           steps, step_size) -> dict:
     """The checked grid of one setting and its replicate tasks (nothing predicted)."""
-    as_setting(setting, "sweep")
+    federation_unused(as_setting(setting, "sweep"))
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)

@@ -199,3 +199,16 @@ def test_f16_simulations_size_powerlaw_by_their_d():
     row = sweep("rtfa", spectrum="powerlaw:1", setting=Setting(d=20), reps=2, progress=False,
                 **kw)[0]
     assert row["predicted_risk"] == got
+
+
+@pytest.mark.parametrize("options", [dict(gammas=[1.0, 2.0]), dict(weights="uniform")])
+def test_f17_compare_and_sweep_refuse_a_federation_under_the_oracle(options):
+    """F17: ``compare(spec, Setting(d=20, gammas=[1, 2]))`` (or weights="uniform", or a sweep
+    with such a setting) ignored the other clients under the oracle global model, which
+    ``montecarlo.compare(method, ..., gammas=...)`` and the command line refuse."""
+    spec = riskcalc.ClientSpec("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5)
+    setting = Setting(d=20, **options)
+    with pytest.raises(ValueError, match="apply with global_model='federated' only"):
+        compare(spec, setting, reps=2)
+    with pytest.raises(ValueError, match="apply with global_model='federated' only"):
+        sweep("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5, setting=setting, reps=2)
