@@ -212,3 +212,10 @@ def test_f17_compare_and_sweep_refuse_a_federation_under_the_oracle(options):
         compare(spec, setting, reps=2)
     with pytest.raises(ValueError, match="apply with global_model='federated' only"):
         sweep("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5, setting=setting, reps=2)
+
+
+def test_f18_optimal_limit_names_the_entry_with_no_signal():
+    """F18: ``optimal_limit("rtfa", gamma=2, r=[1, 0], ...)`` refused the whole grid as "lam* is
+    infinite (signal norm 0)" without saying which entry has r = 0."""
+    with pytest.raises(ValueError, match=r"signal norm 0 at entry 1 of 2\): .*use method fedavg"):
+        riskcalc.optimal_limit("rtfa", gamma=2.0, r=[1.0, 0.0], sigma=0.5)
