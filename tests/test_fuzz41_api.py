@@ -219,3 +219,14 @@ def test_f18_optimal_limit_names_the_entry_with_no_signal():
     infinite (signal norm 0)" without saying which entry has r = 0."""
     with pytest.raises(ValueError, match=r"signal norm 0 at entry 1 of 2\): .*use method fedavg"):
         riskcalc.optimal_limit("rtfa", gamma=2.0, r=[1.0, 0.0], sigma=0.5)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(gammas=[1e-300]), r"gammas must lie in \[1e-100, 1e\+100\], got 1e-300"),
+    (dict(rs=[1e200]), r"rs must lie in \[0, 1e\+100\], got 1e\+200")])
+def test_f19_setting_other_clients_have_the_one_range(options, message):
+    """F19: ``Setting(gammas=[1e-300])`` was taken (then refused for memory, advising "lower
+    --d") and rs=[1e200] taken until the simulation's prediction refused "r" for entry 1,
+    where ``clients_limit`` and ``Federation`` refuse them by their one range."""
+    with pytest.raises(ValueError, match=message):
+        Setting(d=20, clients=3, global_model="federated", **options)

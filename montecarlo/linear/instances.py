@@ -24,7 +24,7 @@ import numpy as np
 
 from montecarlo.runner.budget import CLIENT_SECONDS, FLOP_SECONDS, REPLICATE_SECONDS
 from montecarlo.runner.seeding import replicate_rng
-from riskcalc._validate import as_array, one_of, positive_int
+from riskcalc._validate import as_array, one_of, parameter, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import ordered_eigenvalues
 
@@ -45,10 +45,11 @@ def _choice(name, value, options):
     return value
 
 
-def _others(name, values, low_open):
+def _others(name, values, key):
+    """The other clients' values of ``key`` in its one range (gammas 1e-300 was taken: F19)."""
     if values is None:
         return None
-    arr = np.atleast_1d(as_array(name, values, low=0.0, low_open=low_open))
+    arr = np.atleast_1d(parameter(key, values, label=name))
     if arr.ndim > 1:        # was flattened: [[2, 3]] read as two clients' values
         raise ValueError(f"{name} must be a flat list (one value a client), got an array of "
                          f"shape {arr.shape}")
@@ -58,9 +59,8 @@ def _others(name, values, low_open):
 
 
 def _cut(name, values, room, clients):
-    """``values`` cycled over ``room`` clients: the first ``room``, with a warning when more
-    were given (they were cut silently where the docstring said cycled; fuzz41 api F3); None
-    when there is no room."""
+    """The first ``room`` of ``values`` (None if none), warning when more were given (they were
+    cut silently where the docstring said cycled; fuzz41 api F3)."""
     if values is not None and len(values) > room:
         warnings.warn(f"{name} lists {len(values)} values where clients = {clients} uses "
                       f"{room}: the last {len(values) - room} go unused", stacklevel=4)
@@ -131,8 +131,8 @@ class Setting:
         _choice("features", self.features, DISTRIBUTIONS)
         _choice("noise", self.noise, DISTRIBUTIONS)
         object.__setattr__(self, "df", float(as_array("df", self.df, low=4.0, low_open=True)))
-        for name, low_open in (("gammas", True), ("rs", False), ("sigmas", False)):
-            others = _others(name, getattr(self, name), low_open)
+        for name, key in (("gammas", "gamma"), ("rs", "r"), ("sigmas", "sigma")):
+            others = _others(name, getattr(self, name), key)
             object.__setattr__(self, name, _cut(name, others, self.clients - 1, self.clients))
         if self.spectra is not None:
             spectra = np.atleast_1d(self.spectra)
