@@ -230,3 +230,15 @@ def test_f19_setting_other_clients_have_the_one_range(options, message):
     where ``clients_limit`` and ``Federation`` refuse them by their one range."""
     with pytest.raises(ValueError, match=message):
         Setting(d=20, clients=3, global_model="federated", **options)
+
+
+def test_f20_memory_refusal_names_the_client_that_needs_it():
+    """F20: another client's gamma 1e-12 (2e13 samples at d = 20) was refused as "--d 20 (n =
+    10 samples per client) with 3 clients needs ...; lower --d or --clients": neither the
+    client nor its gamma named, nor raising it advised."""
+    from montecarlo.linear.instances import check_memory
+
+    setting = Setting(d=20, clients=3, global_model="federated", gammas=[1e-12])
+    with pytest.raises(ValueError, match=r"\(n = 10 samples, 20000000000000 for a client of "
+                                         r"gamma 1e-12\).*raise the other clients' gamma"):
+        check_memory(setting, 2.0)

@@ -232,14 +232,18 @@ def check_memory(setting: Setting, gamma) -> None:
     d, federated = setting.d, setting.global_model == "federated"
     gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
     n = sample_size(d, float(gammas.min()))
-    n_all = n
-    if federated:
-        n_all += (setting.clients - 1) * sample_size(d, min(setting.gammas or gammas), "a client")
-    need = 8 * 3 * (n_all * d + min(n, d) ** 2 + (d * d if federated else 0))
-    # The clients' designs too: 10^9 clients at d = 60 were told "lower --d".
-    require_memory(need, f"--d {setting.d} (n = {n} samples per client)"
-                   + (f" with {setting.clients} clients" if federated else ""),
-                   "lower --d or --clients" if federated else "lower --d")
+    low = min(setting.gammas or gammas)
+    other = sample_size(d, low, "a client") if federated else n
+    need = 8 * 3 * (n * d + (setting.clients - 1) * other * d * federated + min(n, d) ** 2
+                    + (d * d if federated else 0))
+    # The clients' designs too: 10^9 clients at d = 60 were told "lower --d"; another
+    # client's gamma 1e-8 was "n = 10 samples per client ... lower --d" (fuzz41 api F20).
+    many = other > n
+    require_memory(need, f"--d {setting.d} (n = {n} samples"
+                   + (f", {other} for a client of gamma {low:g}" if many else " per client")
+                   + (f") with {setting.clients} clients" if federated else ")"),
+                   ("raise the other clients' gamma, " if many else "")
+                   + ("lower --d or --clients" if federated else "lower --d"))
 
 
 def require_memory(need: float, what: str, advice: str) -> None:
