@@ -59,8 +59,7 @@ def _others(name, values, key):
 
 
 def _cut(name, values, room, clients):
-    """The first ``room`` of ``values`` (None if none), warning when more were given (they were
-    cut silently where the docstring said cycled; fuzz41 api F3)."""
+    """The first ``room`` of ``values`` (None if none), warning if more (fuzz41 api F3)."""
     if values is not None and len(values) > room:
         warnings.warn(f"{name} lists {len(values)} values where clients = {clients} uses "
                       f"{room}: the last {len(values) - room} go unused", stacklevel=4)
@@ -96,15 +95,13 @@ class Setting:
         Student-t degrees of freedom, > 4 so that z has the moments beyond the fourth that
         Assumption A2 asks for.
     gammas, rs, sigmas : sequence of float, optional
-        gamma_j, r_j, sigma_j of the other clients 1..M-1: client j takes entry (j - 1)
-        modulo the length (a shorter list repeats; a longer one is cut to M - 1 entries, with
-        a warning); default: the target's.
+        gamma_j, r_j, sigma_j of the other clients 1..M-1: client j takes entry (j - 1) modulo
+        the length (a longer list is cut to M - 1 entries, with a warning); default: the target's.
     spectra : sequence of str, optional
         Covariate shift: each client's covariance as a SPEC, diagonal in one shared basis in
         the order of ``riskcalc.spectrum.ordered_eigenvalues``: the target's first (it must
-        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled as ``gammas``:
-        more than M entries are cut to M, with a warning). Default: every client has the
-        target's covariance.
+        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled as ``gammas``, cut
+        to M entries). Default: every client has the target's covariance.
     """
 
     d: int
