@@ -242,3 +242,15 @@ def test_f20_memory_refusal_names_the_client_that_needs_it():
     with pytest.raises(ValueError, match=r"\(n = 10 samples, 20000000000000 for a client of "
                                          r"gamma 1e-12\).*raise the other clients' gamma"):
         check_memory(setting, 2.0)
+
+
+def test_f21_spectrum_text_triangle_is_no_list(tmp_path):
+    """F21: a spectrum text file holding a covariance's lower triangle ("1 / 0.5 1 / 0.2 0.3 1")
+    was read as six eigenvalues (rows of unequal length are a list), silently; a full matrix
+    is refused. Wrapped lists (rows of 4, 4, 1) and two rows stay lists."""
+    path = tmp_path / "eig.txt"
+    path.write_text("1\n0.5 1\n0.2 0.3 1\n")
+    with pytest.raises(ValueError, match="rows of 1, 2, 3 numbers: a triangular matrix"):
+        riskcalc.Spectrum.from_file(path)
+    path.write_text("1 2 3 4\n5 6 7 8\n9\n")
+    assert riskcalc.Spectrum.from_file(path).atoms.size == 9

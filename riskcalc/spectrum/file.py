@@ -78,8 +78,17 @@ def _read_ordered(path):
         # a character outside plain decimal notation sends the fields to the strict check.
         if _UNUSUAL.search("\n".join(lines)) and _bad_line(rows):
             raise ValueError(_bad_line(rows))
+        filled = [r for r in rows if r]
+        lengths = [len(r) for r in filled]
+        if len(lengths) > 2 and lengths in (list(range(1, len(lengths) + 1)),
+                                            list(range(len(lengths), 0, -1))):
+            # A covariance's lower or upper triangle was read as its entries (fuzz41 api F21);
+            # two rows (1, 2) stay a list: "1, 2\n4" is one as often as a 2 x 2 triangle.
+            raise ValueError(f"rows of {', '.join(map(str, lengths))} numbers: a triangular "
+                             "matrix (half a covariance?), not a list; save its eigenvalues "
+                             "(numpy.linalg.eigvalsh of the full matrix), or write the list "
+                             "on one line")
         try:
-            filled = [r for r in rows if r]
             if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
                 values = np.array(filled, dtype=float)
             else:
