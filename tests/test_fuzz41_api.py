@@ -254,3 +254,11 @@ def test_f21_spectrum_text_triangle_is_no_list(tmp_path):
         riskcalc.Spectrum.from_file(path)
     path.write_text("1 2 3 4\n5 6 7 8\n9\n")
     assert riskcalc.Spectrum.from_file(path).atoms.size == 9
+
+
+@pytest.mark.parametrize("lam", [-1.0, float("nan"), [0.5, -2.0]])
+def test_f22_a_negative_lam_is_told_the_one_range(lam):
+    """F22: ``limit("rtfa", ..., lam=-1)`` said "lam must lie in [0, inf)", a range that holds
+    1e-200 and 1e200, which the next check refuses: lam's one range is 0 or [1e-100, 1e100]."""
+    with pytest.raises(ValueError, match=r"^lam must be 0 or lie in \[1e-100, 1e\+100\], got"):
+        riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=lam)
