@@ -262,3 +262,11 @@ def test_f22_a_negative_lam_is_told_the_one_range(lam):
     1e-200 and 1e200, which the next check refuses: lam's one range is 0 or [1e-100, 1e100]."""
     with pytest.raises(ValueError, match=r"^lam must be 0 or lie in \[1e-100, 1e\+100\], got"):
         riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=lam)
+
+
+def test_f23_federation_counts_its_spectra_too():
+    """F23: with every number shared (F8), ``Federation(gamma=0.5, r=1, sigma=1,
+    spectra=["identity", "scaled:2"])`` said "at least two clients, got 1" beside two
+    clients' covariances: the spectra's length counts the clients as a list's does."""
+    fed = riskcalc.Federation(gamma=0.5, r=1.0, sigma=1.0, spectra=["identity", "scaled:2"])
+    assert fed.m == 2 and fed.gamma.tolist() == [0.5, 0.5]

@@ -76,6 +76,8 @@ class Federation:
         # A number is shared by the clients, as in clients_limit: sigma=0.5 beside two clients
         # was "sigma lists 1 clients, gamma 2" (fuzz41 api F8).
         lists = {k: v.size for k, v in given.items() if v.ndim}
+        if self.spectra is not None and np.ndim(self.spectra) == 1:   # as many clients (F23)
+            lists["spectra"] = np.size(self.spectra)
         ref, m = next(iter(lists.items()), ("gamma", 1))
         for name, size in lists.items():
             if size != m:
