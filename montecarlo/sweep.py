@@ -133,6 +133,10 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     losing M1's rows), and ``max_minutes`` bounds each setting's run."""
     method = canonical_method(method)     # the rows name pfedme for fedprox, as compare's
     kind = measure_keyword(measure, kind)
+    if not isinstance(settings, (list, tuple)) or not settings:
+        # [] gave no rows, silently; one Setting "'Setting' object is not iterable" (F24)
+        raise ValueError("settings must be a non-empty list of Setting (sweep takes one as "
+                         f"setting=), got {type(settings).__name__} {settings!r:.40}")
     plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                    alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,

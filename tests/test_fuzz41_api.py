@@ -270,3 +270,13 @@ def test_f23_federation_counts_its_spectra_too():
     clients' covariances: the spectra's length counts the clients as a list's does."""
     fed = riskcalc.Federation(gamma=0.5, r=1.0, sigma=1.0, spectra=["identity", "scaled:2"])
     assert fed.m == 2 and fed.gamma.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("settings", [[], Setting(d=20), None])
+def test_f24_sweep_settings_needs_a_list_of_settings(settings):
+    """F24: ``sweep_settings(method, [])`` returned no rows, silently, and one Setting (not in a
+    list) or None was "'Setting' object is not iterable"."""
+    from montecarlo.sweep import sweep_settings
+
+    with pytest.raises(ValueError, match="settings must be a non-empty list of Setting"):
+        sweep_settings("rtfa", settings, gamma=2.0, sigma=0.5, r=1.0, lam=0.5, reps=2)
