@@ -280,3 +280,11 @@ def test_f24_sweep_settings_needs_a_list_of_settings(settings):
 
     with pytest.raises(ValueError, match="settings must be a non-empty list of Setting"):
         sweep_settings("rtfa", settings, gamma=2.0, sigma=0.5, r=1.0, lam=0.5, reps=2)
+
+
+def test_f25_federation_simulation_names_a_fed_of_the_wrong_type():
+    """F25: ``simulate({"gamma": [1, 2]}, ...)`` was "'dict' object has no attribute 'm'"."""
+    from montecarlo.linear.federation import simulate
+
+    with pytest.raises(ValueError, match="fed must be a riskcalc.Federation"):
+        simulate({"gamma": [0.5, 2.0]}, [], d=20, reps=2)

@@ -20,7 +20,7 @@ from montecarlo.linear.instances import sample_size
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.threads import small_blas
 from riskcalc._validate import positive_int
-from riskcalc.advise import PIPELINES
+from riskcalc.advise import PIPELINES, Federation
 from riskcalc.spectrum import ordered_eigenvalues
 
 
@@ -147,6 +147,9 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
     -------
     ndarray (reps, len(candidates), M)
     """
+    if not isinstance(fed, Federation):     # a dict was "no attribute 'm'" (fuzz41 api F25)
+        raise ValueError(f"fed must be a riskcalc.Federation (e.g. Federation(gamma=[0.5, 2], "
+                         f"r=1, sigma=0.5)), got {type(fed).__name__} {fed!r:.40}")
     reps = positive_int("reps", reps)
     if designs is not None:
         designs = _checked_designs(designs, fed.m, test)
