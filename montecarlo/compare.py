@@ -50,9 +50,7 @@ MAX_MINUTES = 10.0
 
 
 def measure_keyword(measure, kind):
-    """The measure given as ``measure=`` or as its deprecated alias ``kind=``, which
-    ``compare`` and ``sweep`` took where ``montecarlo.compare(method, ...)`` and ``--measure``
-    say measure (fuzz41 api F4); default ``conditional``."""
+    """``measure=`` (default conditional) or its deprecated alias ``kind=`` (fuzz41 api F4)."""
     if kind is None:
         return "conditional" if measure is None else measure
     if measure is not None:
@@ -63,9 +61,7 @@ def measure_keyword(measure, kind):
 
 
 def as_setting(setting, where: str) -> Setting:
-    """``setting`` if it is a ``Setting``, else ValueError saying how to make one (a dict,
-    None or a list of settings was an AttributeError: "'dict' object has no attribute 'd'";
-    fuzz41 api F9)."""
+    """``setting`` if a ``Setting``, else ValueError (a dict was an AttributeError; F9)."""
     if not isinstance(setting, Setting):
         raise ValueError(f"{where}: setting must be a montecarlo.linear.instances.Setting "
                          f"(e.g. Setting(d=200)), got {type(setting).__name__} "
@@ -75,10 +71,7 @@ def as_setting(setting, where: str) -> Setting:
 
 
 def federation_unused(setting: Setting) -> None:
-    """A ``Setting``'s federation under the oracle global model (the other clients' gammas,
-    rs, sigmas, client weights other than samples) is an error, as ``compare_method`` and the
-    command line refuse it: ``compare(spec, Setting(d=20, gammas=[1, 2]))`` ignored them
-    (fuzz41 api F17)."""
+    """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17)."""
     if setting.global_model == "oracle":
         unused_options("", "oracle", [
             k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
