@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from dataclasses import dataclass, fields
 
 from montecarlo.runner import budget
@@ -36,7 +37,8 @@ from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, one_of, positive_int
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import ClientSpec, as_spec
+from riskcalc.spectrum import Spectrum
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
@@ -45,6 +47,35 @@ __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
 #: default (``riskcalc.cli.shared.guards.MAX_MINUTES``).
 MAX_MINUTES = 10.0
+
+
+def measure_keyword(measure, kind):
+    """``measure=`` (default conditional) or its deprecated alias ``kind=`` (fuzz41 api F4)."""
+    if kind is None:
+        return "conditional" if measure is None else measure
+    if measure is not None:
+        raise ValueError("give measure= only (kind= is its deprecated alias), not both")
+    warnings.warn("kind= is deprecated: the measure is measure= (as in montecarlo.compare("
+                  "method, ...) and --measure)", DeprecationWarning, stacklevel=3)
+    return kind
+
+
+def as_setting(setting, where: str) -> Setting:
+    """``setting`` if a ``Setting``, else ValueError (a dict was an AttributeError; F9)."""
+    if not isinstance(setting, Setting):
+        raise ValueError(f"{where}: setting must be a montecarlo.linear.instances.Setting "
+                         f"(e.g. Setting(d=200)), got {type(setting).__name__} "
+                         f"{setting!r:.40}; montecarlo.compare(method, ..., d=D) takes the "
+                         "Setting's fields as keywords")
+    return setting
+
+
+def federation_unused(setting: Setting) -> None:
+    """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17)."""
+    if setting.global_model == "oracle":
+        unused_options("", "oracle", [
+            k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
+            [] if setting.weights == "samples" else ["weights"]), student_t=True)
 
 
 def check_run(reps, kind, steps, step_size):
@@ -141,10 +172,10 @@ class Comparison:
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
-            kind: str = "conditional", steps: int | None = None,
+            measure: str | None = None, steps: int | None = None,
             step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
             scheduler: str | None = None, progress: bool = False, cache=None,
-            max_minutes: float | None = MAX_MINUTES) -> Comparison:
+            max_minutes: float | None = MAX_MINUTES, kind: str | None = None) -> Comparison:
     """Predicted (riskcalc) vs simulated (montecarlo) bias, variance and risk of one client.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1 against the
@@ -160,8 +191,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         Number of replicates, >= 2 (an error bar needs two).
     seed : int
         Seed of the experiment (``montecarlo.runner.seeding``).
-    kind : {"conditional", "empirical"}
-        Measurement (``montecarlo.linear.measure``).
+    measure : {"conditional", "empirical"}
+        Measurement (``montecarlo.linear.measure``; default conditional).
     steps, step_size : optional
         Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
         of the converged closed form; the prediction is then the finite-step limit
@@ -174,6 +205,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         Passed to ``montecarlo.runner.tasks.run_tasks``.
     max_minutes : float or None
         Refuse a run estimated to take longer (``check_minutes``; None: no limit).
+    kind : str, optional
+        Deprecated alias of ``measure`` (a DeprecationWarning).
 
     Examples
     --------
@@ -182,6 +215,9 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     >>> bool(c.summary["risk"]["inside"])
     True
     """
+    kind = measure_keyword(measure, kind)
+    spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
+    federation_unused(setting)
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)
@@ -284,6 +320,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                          "and run keywords, compare takes the Setting fields "
                          f"{', '.join(sorted(SETTING_OPTIONS))}"
                          + ("; the measure is measure= here" if "kind" in unknown else ""))
+    if isinstance(spectrum, str):   # powerlaw:P sized by d, as --spectrum is by --d (F16)
+        spectrum = Spectrum.parse(spectrum, d=positive_int("d", d, minimum=2))
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                       spectrum=spectrum)
     if global_model is None:
@@ -298,7 +336,7 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
-    return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
+    return compare(spec, setting, reps=reps, seed=seed, measure=measure, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
                    progress=progress, cache=cache, max_minutes=max_minutes)
 

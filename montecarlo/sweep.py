@@ -22,8 +22,9 @@ from types import SimpleNamespace
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
-                                replicate_task, spec_to_dict, task_inputs, valid_replicate)
+from montecarlo.compare import (MAX_MINUTES, QUANTITIES, as_setting, check_minutes, check_run,
+                                federation_unused, measure_keyword, replicate_task,
+                                spec_to_dict, task_inputs, valid_replicate)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.linear.estimators import get_estimator
@@ -75,10 +76,10 @@ def grid_values(name, v) -> list:
 
 def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=None,
           alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
-          kind: str = "conditional", steps: int | None = None, step_size: float | None = None,
-          route: str = "auto", n_jobs: int = 1, scheduler: str | None = None,
-          progress: bool = True, cache=None,
-          max_minutes: float | None = MAX_MINUTES) -> list[dict]:
+          measure: str | None = None, steps: int | None = None,
+          step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
+          scheduler: str | None = None, progress: bool = True, cache=None,
+          max_minutes: float | None = MAX_MINUTES, kind: str | None = None) -> list[dict]:
     """Predicted and simulated bias, variance and risk at every point of a parameter grid.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1
@@ -95,8 +96,9 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         d, clients, global model, distributions.
     spectrum : Spectrum or SPEC str, optional
         Covariance spectrum (None: identity), as in ``ClientSpec``.
-    reps, seed, kind, steps, step_size, route
-        As in ``montecarlo.compare.compare``.
+    reps, seed, measure, steps, step_size, route
+        As in ``montecarlo.compare.compare`` (``kind``: the deprecated alias of ``measure``,
+        a DeprecationWarning).
     n_jobs, scheduler, progress, cache
         Passed to ``run_tasks``; ``cache`` makes an interrupted sweep resumable.
     max_minutes : float or None
@@ -111,23 +113,30 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95``.
     """
     return sweep_settings(method, [setting], gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
-                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
-                          steps=steps, step_size=step_size, route=route, n_jobs=n_jobs,
+                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed,
+                          measure=measure_keyword(measure, kind), steps=steps,
+                          step_size=step_size, route=route, n_jobs=n_jobs,
                           scheduler=scheduler, progress=progress, cache=cache,
                           max_minutes=max_minutes)
 
 
 def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam=None,
                    alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
-                   kind: str = "conditional", steps: int | None = None,
+                   measure: str | None = None, steps: int | None = None,
                    step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
                    scheduler: str | None = None, progress: bool = True, cache=None,
-                   max_minutes: float | None = MAX_MINUTES) -> list[dict]:
+                   max_minutes: float | None = MAX_MINUTES,
+                   kind: str | None = None) -> list[dict]:
     """``sweep`` over each of ``settings`` in turn (``riskcalc sweep --clients M1,M2``), the
     rows of all in one ``SweepRows``: every setting's grid is checked and predicted before
     any is simulated (was: the command ran M1's simulation, then refused M2's prediction,
     losing M1's rows), and ``max_minutes`` bounds each setting's run."""
     method = canonical_method(method)     # the rows name pfedme for fedprox, as compare's
+    kind = measure_keyword(measure, kind)
+    if not isinstance(settings, (list, tuple)) or not settings:
+        # [] gave no rows, silently; one Setting "'Setting' object is not iterable" (F24)
+        raise ValueError("settings must be a non-empty list of Setting (sweep takes one as "
+                         f"setting=), got {type(settings).__name__} {settings!r:.40}")
     plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                    alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
@@ -145,13 +154,14 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
 
 def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None, lam=None,
                  alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
-                 kind: str = "conditional", steps: int | None = None,
-                 step_size: float | None = None) -> int:
+                 measure: str | None = None, steps: int | None = None,
+                 step_size: float | None = None, kind: str | None = None) -> int:
     """How many replicate tasks of ``sweep_settings`` (same arguments) the JSON-lines
     ``cache`` already holds: ``riskcalc sweep`` estimates only the others' time (a fully cached
     sweep was refused at --max-minutes for the work it would not do, so a long run resumed only
     with the limit it was started with). Nothing is predicted or simulated."""
     method = canonical_method(method)
+    kind = measure_keyword(measure, kind)
     return cached_count(cache, "sweep", (
         task for setting in settings
         for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
@@ -176,16 +186,29 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
-    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
-                                         **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                              setting, route, plan["steps"], plan["step_size"], tunings)
-                      for g, sig, s in points]
+    plan["limits"] = []
+    for g, sig, s in points:
+        try:
+            plan["limits"].append(_limits(
+                ClientSpec(method, gamma=g, sigma=s, spectrum=plan["spectrum"],
+                           **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                setting, route, plan["steps"], plan["step_size"], tunings))
+        except ValueError as exc:
+            # A grid's refusal named no point (gamma 2, 5 over 3 clients: which was pooled N
+            # <= d?) (fuzz41 api F15).
+            if len(points) == 1:
+                raise
+            where = (f"gamma = {g:g}, {info.signal} = {sig:g}, sigma = {s:g}"
+                     + (f", clients = {setting.clients}"
+                        if setting.global_model == "federated" else ""))
+            raise ValueError(f"at {where}: {exc}") from None
     return plan
 
 
 def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
           steps, step_size) -> dict:
     """The checked grid of one setting and its replicate tasks (nothing predicted)."""
+    federation_unused(as_setting(setting, "sweep"))
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
@@ -195,6 +218,8 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     # Validate every grid value once, through the same ClientSpec the simulation uses; the
     # spectrum as it reads it (a SPEC string, read by compare, was a Spectrum to the rows'
     # label: AttributeError after the whole grid had been simulated; fuzz39 fuzz F3).
+    if isinstance(spectrum, str):   # powerlaw:P sized by setting.d, as compare's (F16)
+        spectrum = riskcalc.Spectrum.parse(spectrum, d=setting.d)
     spectrum = ClientSpec(method, gamma=grid_values("gamma", gamma),
                           sigma=grid_values("sigma", sigma), spectrum=spectrum,
                           **{k: (None if v is None else grids[k])

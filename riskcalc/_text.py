@@ -31,8 +31,8 @@ def decimal(text: str, *, finite: bool = False) -> float:
     digits ("\u0661" as 1): a typing error would become another number silently. A nonzero
     number below the smallest float is refused: "1e-400" was read as 0 (``--lam 1e-400`` at
     gamma = 1 printed inf, the ridgeless risk). ``finite``: a finite number beyond the largest
-    float ("1e400", read as inf) is refused as an ``Overflow`` (the files' readers: the
-    options keep refusing it by their range, "got inf")."""
+    float ("1e400", read as inf) is refused as an ``Overflow`` (the files' readers and the
+    command line's number options but --max-minutes, which explains 1e400 itself)."""
     if not isinstance(text, str) or not _DECIMAL.fullmatch(text.strip()):
         raise ValueError(f"expected a number in decimal notation (such as 0.5 or 1e-3), got "
                          f"{_short(text)}")

@@ -46,7 +46,7 @@ def test_limits_do_not_depend_on_gaussianity(features):
                                spectrum=SPECTRA["two-point"])
     for kind in ("conditional", "empirical"):
         res = compare(spec, Setting(d=300, features=features, noise=features, eigvecs="random"),
-                      reps=6, seed=2, kind=kind)
+                      reps=6, seed=2, measure=kind)
         assert abs(res.summary["risk"]["rel_diff"]) < (0.01 if kind == "conditional" else 0.08)
 
 
@@ -141,7 +141,7 @@ def test_summarize_interval():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(reps=1), "reps"),
     (dict(steps=3), "step_size"),
-    (dict(kind="exact"), "measure"),
+    (dict(measure="exact"), "measure"),
 ])
 def test_bad_input(kwargs, message):
     spec = riskcalc.ClientSpec("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5)

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.linear.estimators import get_estimator, global_model
+from montecarlo.linear.estimators import get_estimator, global_model, spectral_filter
 from montecarlo.linear.instances import sample_size
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.threads import small_blas
+from riskcalc._validate import positive_int
+from riskcalc.advise import PIPELINES, Federation
 from riskcalc.spectrum import ordered_eigenvalues
 
 
@@ -66,20 +68,26 @@ class _Client:
         self.gram = X.T @ X / self.n
         self.xty = X.T @ y / self.n
 
-    def ridge(self, centre, lam: float) -> np.ndarray:
+    def ridge(self, centre, lam: float, steps=None, step_size=None) -> np.ndarray:
         """argmin ||X theta - y||^2 / (2n) + lam/2 ||theta - centre||^2, or for lam = 0 the
-        interpolant closest to ``centre`` (paper 003, eqs. 7-10)."""
+        interpolant closest to ``centre`` (paper 003, eqs. 7-10); with ``steps``, that many
+        gradient steps of size ``step_size`` on it from ``centre`` (Sec. 7, Algs. 5-6;
+        ``spectral_filter``)."""
         resid = self.U.T @ (self.y - self.X @ centre)
         keep = self.D > self.D[0] * 1e-12
         filt = np.zeros_like(self.D)
-        filt[keep] = (self.D[keep] / self.n) / (self.D[keep] ** 2 / self.n + lam)
+        filt[keep] = spectral_filter(self.D[keep] ** 2 / self.n, lam, steps,
+                                     step_size) / self.D[keep]
         return centre + self.Vt.T @ (filt * resid)
 
 
 def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
     """Every client's fitted parameter under ``candidate`` (a ``riskcalc.advise.Candidate``
-    of method fedavg, ftfa, rtfa, maml_fl, pfedme or local_ridge), one row per client;
-    ``clients`` caches the decompositions across candidates."""
+    of method fedavg, ftfa, rtfa, maml_fl, pfedme, local_ridge or ftfa_steps), one row per
+    client; ``clients`` caches the decompositions across candidates."""
+    if candidate.method not in PIPELINES:     # was simulated as FTFA (fuzz41 api F13)
+        raise ValueError(f"candidate method {candidate.method!r} has no simulation here; "
+                         f"simulated: {', '.join(PIPELINES)}")
     clients = clients or [_Client(x, v) for x, v in zip(X, y)]
     m, d = len(X), X[0].shape[1]
     tuning = candidate.tuning
@@ -96,8 +104,29 @@ def candidate_models(X, y, candidate, clients=None) -> np.ndarray:
                                  sum(p * c.xty for p, c in zip(candidate.p, clients)))
         if candidate.method == "fedavg":
             return np.tile(centre, (m, 1))
+        if candidate.method == "ftfa_steps":    # was simulated as ftfa (fuzz41 api F12)
+            return np.array([c.ridge(centre, 0.0, tuning["steps"][j], tuning["step_size"])
+                             for j, c in enumerate(clients)])
         lam = tuning["lam"] if candidate.method == "rtfa" else [0.0] * m
     return np.array([c.ridge(centre, lam[j]) for j, c in enumerate(clients)])
+
+
+def _checked_designs(designs, m: int, test) -> list:
+    """``designs`` as M finite matrices of one column count d, with ``test`` a d x d
+    covariance or M of them: without ``test`` the risks were NaN, a wrong count of designs an
+    IndexError, a wrong shape numpy's broadcast error (fuzz41 api F14)."""
+    X = [np.asarray(x, float) for x in designs]
+    if (len(X) != m or any(x.ndim != 2 or x.size == 0 or not np.isfinite(x).all() for x in X)
+            or len({x.shape[1] for x in X}) != 1):
+        raise ValueError(f"designs must be {m} finite matrices (one per client: samples x "
+                         f"features, one number of features), got shapes "
+                         f"{[x.shape for x in X][:5]}")
+    d = X[0].shape[1]
+    shape = None if test is None else np.shape(test)
+    if shape not in ((d, d), (m, d, d)):
+        raise ValueError(f"designs need test, the covariance the risk is measured in: {d} x {d} "
+                         f"or {m} of them, got " + ("none" if test is None else f"shape {shape}"))
+    return X
 
 
 def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, test=None):
@@ -118,6 +147,17 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
     -------
     ndarray (reps, len(candidates), M)
     """
+    if not isinstance(fed, Federation):     # a dict was "no attribute 'm'" (fuzz41 api F25)
+        raise ValueError(f"fed must be a riskcalc.Federation (e.g. Federation(gamma=[0.5, 2], "
+                         f"r=1, sigma=0.5)), got {type(fed).__name__} {fed!r:.40}")
+    reps = positive_int("reps", reps)
+    if designs is not None:
+        designs = _checked_designs(designs, fed.m, test)
+    elif test is not None:
+        raise ValueError("test applies with designs only: Gaussian designs are measured in "
+                         "the federation's own covariance")
+    else:
+        d = positive_int("d", d)
     out = np.empty((reps, len(candidates), fed.m))
     with small_blas():
         for rep in range(reps):

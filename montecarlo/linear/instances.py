@@ -17,13 +17,14 @@ on theta_0), and the local baselines (eqs. 9-10) shrink toward 0 with ||theta_i|
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from montecarlo.runner.budget import CLIENT_SECONDS, FLOP_SECONDS, REPLICATE_SECONDS
 from montecarlo.runner.seeding import replicate_rng
-from riskcalc._validate import as_array, one_of, positive_int
+from riskcalc._validate import as_array, one_of, parameter, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import ordered_eigenvalues
 
@@ -44,16 +45,26 @@ def _choice(name, value, options):
     return value
 
 
-def _others(name, values, low_open):
+def _others(name, values, key):
+    """The other clients' values of ``key`` in its one range (gammas 1e-300 was taken: F19)."""
     if values is None:
         return None
-    arr = np.atleast_1d(as_array(name, values, low=0.0, low_open=low_open))
+    arr = np.atleast_1d(parameter(key, values, label=name))
     if arr.ndim > 1:        # was flattened: [[2, 3]] read as two clients' values
         raise ValueError(f"{name} must be a flat list (one value a client), got an array of "
                          f"shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must list at least one value")
     return tuple(float(v) for v in arr)
+
+
+def _cut(name, values, room, clients):
+    """The first ``room`` of ``values`` (None if none), warning if more (fuzz41 api F3)."""
+    if values is not None and len(values) > room:
+        warnings.warn(f"{name} lists {len(values)} values where clients = {clients} uses "
+                      f"{room}: the last {len(values) - room} go unused", stacklevel=4)
+        values = values[:room] or None
+    return values
 
 
 @dataclass(frozen=True)
@@ -84,12 +95,13 @@ class Setting:
         Student-t degrees of freedom, > 4 so that z has the moments beyond the fourth that
         Assumption A2 asks for.
     gammas, rs, sigmas : sequence of float, optional
-        gamma_j, r_j, sigma_j of the other clients 1..M-1 (cycled); default: the target's.
+        gamma_j, r_j, sigma_j of the other clients 1..M-1: client j takes entry (j - 1) modulo
+        the length (a longer list is cut to M - 1 entries, with a warning); default: the target's.
     spectra : sequence of str, optional
         Covariate shift: each client's covariance as a SPEC, diagonal in one shared basis in
         the order of ``riskcalc.spectrum.ordered_eigenvalues``: the target's first (it must
-        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled). Default: every
-        client has the target's covariance.
+        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled as ``gammas``, cut
+        to M entries). Default: every client has the target's covariance.
     """
 
     d: int
@@ -116,18 +128,23 @@ class Setting:
         _choice("features", self.features, DISTRIBUTIONS)
         _choice("noise", self.noise, DISTRIBUTIONS)
         object.__setattr__(self, "df", float(as_array("df", self.df, low=4.0, low_open=True)))
-        object.__setattr__(self, "gammas", _others("gammas", self.gammas, True))
-        object.__setattr__(self, "rs", _others("rs", self.rs, False))
-        object.__setattr__(self, "sigmas", _others("sigmas", self.sigmas, False))
+        for name, key in (("gammas", "gamma"), ("rs", "r"), ("sigmas", "sigma")):
+            others = _others(name, getattr(self, name), key)
+            object.__setattr__(self, name, _cut(name, others, self.clients - 1, self.clients))
         if self.spectra is not None:
             spectra = np.atleast_1d(self.spectra)
             if spectra.ndim > 1:
                 raise ValueError(f"spectra must be a flat list (one SPEC a client), got an "
                                  f"array of shape {spectra.shape}")
-            spectra = tuple(str(x) for x in spectra)
-            if not spectra:
+            bad = [x for x in np.asarray(self.spectra, dtype=object).ravel()
+                   if not isinstance(x, str)]   # 1 was the SPEC '1' (fuzz41 api F10)
+            if bad:
+                raise ValueError(f"spectra must list SPEC strings (one a client), got "
+                                 f"{type(bad[0]).__name__} {bad[0]!r:.40}")
+            if not spectra.size:
                 raise ValueError("spectra must list at least one SPEC")
-            object.__setattr__(self, "spectra", spectra)
+            object.__setattr__(self, "spectra", _cut("spectra", tuple(str(x) for x in spectra),
+                                                     self.clients, self.clients))
 
     def as_dict(self) -> dict:
         """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it); ``spectra`` only when
@@ -212,14 +229,18 @@ def check_memory(setting: Setting, gamma) -> None:
     d, federated = setting.d, setting.global_model == "federated"
     gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
     n = sample_size(d, float(gammas.min()))
-    n_all = n
-    if federated:
-        n_all += (setting.clients - 1) * sample_size(d, min(setting.gammas or gammas), "a client")
-    need = 8 * 3 * (n_all * d + min(n, d) ** 2 + (d * d if federated else 0))
-    # The clients' designs too: 10^9 clients at d = 60 were told "lower --d".
-    require_memory(need, f"--d {setting.d} (n = {n} samples per client)"
-                   + (f" with {setting.clients} clients" if federated else ""),
-                   "lower --d or --clients" if federated else "lower --d")
+    low = min(setting.gammas or gammas)
+    other = sample_size(d, low, "a client") if federated else n
+    need = 8 * 3 * (n * d + (setting.clients - 1) * other * d * federated + min(n, d) ** 2
+                    + (d * d if federated else 0))
+    # The clients' designs too: 10^9 clients at d = 60 were told "lower --d"; another
+    # client's gamma 1e-8 was "n = 10 samples per client ... lower --d" (fuzz41 api F20).
+    many = other > n
+    require_memory(need, f"--d {setting.d} (n = {n} samples"
+                   + (f", {other} for a client of gamma {low:g}" if many else " per client")
+                   + (f") with {setting.clients} clients" if federated else ")"),
+                   ("raise the other clients' gamma, " if many else "")
+                   + ("lower --d or --clients" if federated else "lower --d"))
 
 
 def require_memory(need: float, what: str, advice: str) -> None:

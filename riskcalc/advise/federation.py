@@ -31,9 +31,10 @@ class Federation:
 
     Parameters
     ----------
-    gamma, r, sigma : sequence of float (M,)
-        d / n_j > 0, ||theta_j - theta_0|| >= 0, noise level >= 0.
-    rho : sequence of float (M,), optional
+    gamma, r, sigma : sequence of float (M,) or float
+        d / n_j > 0, ||theta_j - theta_0|| >= 0, noise level >= 0; a number is shared by the
+        clients (as in ``clients_limit``), M is the lists' common length.
+    rho : sequence of float (M,) or float, optional
         ||theta_j|| >= 0, needed for local ridge only. In the model rho_j^2 is r_j^2 plus the
         squared norm of theta_0, so rho_j >= r_j, but a rho_j below r_j is accepted: each
         limit reads one of them (r_j the methods with a global model, rho_j the local
@@ -69,20 +70,25 @@ class Federation:
     d: int | None = None
 
     def __post_init__(self):
-        gamma = np.atleast_1d(parameter("gamma", self.gamma, ndim=1))
-        m = gamma.size
+        given = {k: parameter(k, getattr(self, k), ndim=1)
+                 for k in ("gamma", "r", "sigma", "rho")
+                 if k == "gamma" or getattr(self, k) is not None}
+        # A number is shared by the clients, as in clients_limit: sigma=0.5 beside two clients
+        # was "sigma lists 1 clients, gamma 2" (fuzz41 api F8).
+        lists = {k: v.size for k, v in given.items() if v.ndim}
+        if self.spectra is not None and np.ndim(self.spectra) == 1:   # as many clients (F23)
+            lists["spectra"] = np.size(self.spectra)
+        ref, m = next(iter(lists.items()), ("gamma", 1))
+        for name, size in lists.items():
+            if size != m:
+                raise ValueError(f"{name} lists {size} clients, {ref} {m}")
+        vals = {k: np.broadcast_to(v, (m,)).astype(float) for k, v in given.items()}
+        gamma = vals["gamma"]
+        # The count after the lengths: a length mismatch was "at least two clients, got 1"
+        # (fuzz41 api F7).
         if m < 2:
             raise ValueError(f"a federation needs at least two clients, got {m}: for one "
                              "client use riskcalc predict")
-        vals = {"gamma": gamma}
-        for name in ("r", "sigma", "rho"):
-            v = getattr(self, name)
-            if v is None:
-                continue
-            arr = np.atleast_1d(parameter(name, v, ndim=1))
-            if arr.size != m:
-                raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
-            vals[name] = arr
         for name, v in vals.items():
             v.flags.writeable = False   # frozen: fed.gamma[0] = -1 passed the checks
             object.__setattr__(self, name, v)

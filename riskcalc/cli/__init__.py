@@ -13,7 +13,7 @@ import re
 import sys
 
 from riskcalc._files import user_path
-from riskcalc._text import Underflow, decimal, integer
+from riskcalc._text import Overflow, Underflow, decimal, integer
 from riskcalc._version import __version__
 from riskcalc.cli.shared import guards
 from riskcalc.errors import SolverError
@@ -109,8 +109,10 @@ class _Parser(argparse.ArgumentParser):
         name = action.option_strings[-1] if action.option_strings else action.metavar
         if action.type is float:
             try:
-                return decimal(arg_string)
-            except Underflow as exc:     # argparse said only "invalid float value: '1e-400'"
+                # finite: "--gamma 1e400" said "got inf", not what was typed (fuzz41 api F6);
+                # --max-minutes says itself how to ask for no limit (guards.max_seconds).
+                return decimal(arg_string, finite=action.dest != "max_minutes")
+            except (Underflow, Overflow) as exc:    # argparse: "invalid float value: '1e-400'"
                 raise argparse.ArgumentError(None, f"{name or action.dest}: {exc}") from None
             except ValueError:
                 pass

@@ -135,7 +135,7 @@ def _run(args) -> int:
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
     guards.linear_budget(args, setting, spec.gamma, 1)
-    res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
+    res = compare(spec, setting, reps=args.reps, seed=args.seed, measure=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,
                   n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                   max_minutes=None)     # --max-minutes: checked above (linear_budget)

@@ -16,7 +16,7 @@ import numpy as np
 
 from riskcalc import _frames
 # GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
-from riskcalc._validate import GAMMA_RANGE, SCALE_MAX, as_array, canonical_method
+from riskcalc._validate import GAMMA_RANGE, SCALE_MAX, as_array, canonical_method, real
 from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -33,6 +33,10 @@ def check_lam(lam) -> None:
     has variance sigma^2 / (2 sqrt(lam)) to first order (paper 003, Thm 2 with the
     Marchenko-Pastur m(-lam) ~ lam^-1/2), infinite at lam = 0 (fuzz40 api F4)."""
     lam = np.asarray(lam)
+    below = np.isnan(lam) | (lam < 0)
+    if np.any(below):   # -1 was told "lam must lie in [0, inf)" (fuzz41 api F22)
+        raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}], got "
+                         f"{float(lam[below].flat[0])!r}")
     if np.any((lam != 0) & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
         raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
                          "beyond, the limits equal those at lam = 0 (or the method fedavg "
@@ -101,10 +105,10 @@ class ClientSpec:
                                                    high=GAMMA_RANGE[1]))
         for name in ("sigma", *wanted):
             high = None if name in ("lam", "alpha") else SCALE_MAX
+            if name == "lam":   # its one range in the message, not as_array's [0, inf)
+                check_lam(real("lam", self.lam))
             object.__setattr__(self, name, as_array(name, getattr(self, name), low=0.0,
                                                     high=high))
-        if self.lam is not None:
-            check_lam(self.lam)
         for name in ("gamma", "sigma", *wanted):
             if getattr(self, name).size == 0:       # was an empty result, no error
                 raise ValueError(f"{name} must be a number or a non-empty array of numbers, "

@@ -98,7 +98,10 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
     if np.any(np.isinf(lam)):
         # local_ridge shrinks toward 0, not toward the centre: "use method fedavg" was wrong
         # advice there (theta_i = 0 is estimated with risk 0 by the zero vector).
-        raise ValueError("lam* is infinite (signal norm 0): " + (
+        # Which entry of a grid (r=[0, 1] named none; fuzz41 api F18).
+        at = "" if np.ndim(lam) == 0 else (f" at entry {int(np.flatnonzero(np.isinf(lam))[0])}"
+                                           f" of {np.size(lam)}")
+        raise ValueError(f"lam* is infinite (signal norm 0{at}): " + (
             "theta_i = 0, which the zero vector estimates with risk 0 (local ridge as lam -> "
             "inf)" if get_method(method).name == "local_ridge" else
             "the optimum is the center itself, use method fedavg"))

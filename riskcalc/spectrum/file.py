@@ -70,15 +70,25 @@ def _read_ordered(path):
         lines = [line.partition("#")[0] for line in content.split("\n")]
         empty = next((k for k, line in enumerate(lines, 1) if _EMPTY_FIELD.search(line)), None)
         if empty:       # "1,,2" was read as 1, 2: a value left out, silently
-            raise ValueError(f"line {empty}: an empty field between commas (a value left "
-                             "out?); give every eigenvalue")
+            raise ValueError(f"line {empty}: an empty field "
+                             f"{_where_empty(lines[empty - 1])} (a value left out?); give "
+                             "every eigenvalue, a comma between two")
         rows = [line.replace(",", " ").split() for line in lines]
         # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
         # a character outside plain decimal notation sends the fields to the strict check.
         if _UNUSUAL.search("\n".join(lines)) and _bad_line(rows):
             raise ValueError(_bad_line(rows))
+        filled = [r for r in rows if r]
+        lengths = [len(r) for r in filled]
+        if len(lengths) > 2 and lengths in (list(range(1, len(lengths) + 1)),
+                                            list(range(len(lengths), 0, -1))):
+            # A covariance's lower or upper triangle was read as its entries (fuzz41 api F21);
+            # two rows (1, 2) stay a list: "1, 2\n4" is one as often as a 2 x 2 triangle.
+            raise ValueError(f"rows of {', '.join(map(str, lengths))} numbers: a triangular "
+                             "matrix (half a covariance?), not a list; save its eigenvalues "
+                             "(numpy.linalg.eigvalsh of the full matrix), or write the list "
+                             "on one line")
         try:
-            filled = [r for r in rows if r]
             if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
                 values = np.array(filled, dtype=float)
             else:
@@ -167,9 +177,20 @@ def _refuse_beyond_float(rows) -> None:
                 raise _BeyondFloat(f"line {number}: {exc}") from None
 
 
-#: A comma with no number before it on its line or since the last comma ("1,,2", ",1"); one
-#: ending a line ("1, 2,") leaves nothing out.
-_EMPTY_FIELD = re.compile(r"^\s*,|,\s*,")
+#: A comma with no number before it on its line, since the last comma or after it ("1,,2",
+#: ",1", "1, 2,"): a comma stands between two numbers, as in the command line's lists
+#: ("--gamma 2," is refused); the file's "1,2," was read where "1,,2" was refused (fuzz41
+#: api F5).
+_EMPTY_FIELD = re.compile(r"^\s*,|,\s*,|,\s*$")
+
+
+def _where_empty(line) -> str:
+    """Where ``_EMPTY_FIELD`` matched ``line``, for the message."""
+    if re.search(r",\s*,", line):
+        return "between commas"
+    return "before the first comma" if re.match(r"\s*,", line) else "after the last comma"
+
+
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
 _UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 

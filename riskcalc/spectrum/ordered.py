@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, positive_int, real
-from riskcalc._text import Underflow, decimal
+from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc.spectrum.file import _read_ordered
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
@@ -79,7 +79,9 @@ def shown(text) -> str:
 def _numbers(text, arg):
     """The comma-separated numbers ``arg`` of the SPEC ``text`` (decimal notation)."""
     try:
-        return [decimal(x) for x in arg.split(",")] if arg else []
+        return [decimal(x, finite=True) for x in arg.split(",")] if arg else []
+    except Overflow as exc:     # "scaled:1e400" said "got inf" (fuzz41 api F11)
+        raise ValueError(f"spectrum {shown(text)}: {exc}") from None
     except Underflow:
         # decimal's advice, "give 0 or ...", is refused for an eigenvalue C, A or B
         tiny = next(x.strip() for x in arg.split(",") if _underflows(x))

@@ -361,9 +361,19 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     said = {}
+    names = ("gamma", "r", "sigma", spec.info.tuning or "tuning", "clients")
     for k, (gm, rr, sg, tn, m) in enumerate(zip(*args)):
-        b, v, route_notes = _limits(spec.method, [gm], [rr], [sg], [int(m)], [tn], weights,
-                                    spec.spectrum)
+        try:
+            b, v, route_notes = _limits(spec.method, [gm], [rr], [sg], [int(m)], [tn],
+                                        weights, spec.spectrum)
+        except ValueError as exc:
+            if shape == ():
+                raise
+            # A grid's refusal named no point (gamma [[2], [3]], clients [3, 10]: which of the
+            # four was pooled N <= d?) (fuzz41 api F1).
+            point = ", ".join(f"{n} = {x:g}" for n, x, given in zip(
+                names, (gm, rr, sg, tn, m), values) if np.ndim(given) > 0)
+            raise ValueError(f"at {point}: {exc}") from None
         bias[k], var[k] = b[0], v[0]
         said.update(dict.fromkeys(route_notes))
     return bias.reshape(shape), var.reshape(shape), tuple(said)
