@@ -99,6 +99,10 @@ PANEL_BASE = 36
 #: client, max_seconds = 5: refused at 8.1 s, 1.5 GB); the residuals' deadline
 #: (``deadline.by_deadline``) is checked between evaluations only.
 SECONDS_BUILD = 3e-7
+#: Bytes of a ``Rule3`` per node (its full tensor and mask, building) and per kept node (its
+#: arrays, ``moments``' temporaries): 3.5 GB measured after one evaluation at 5e7 nodes, 2.1e7
+#: kept; and the most a rule may take (a 3.8e7-node rule took 2.8 GB, and 23.7 s).
+BYTES_NODE, BYTES_KEPT, MAX_RULE3_BYTES = 9, 150, 1e9
 
 
 class Rule3:
@@ -122,10 +126,18 @@ class Rule3:
                               f"{scales[2]:.3g}), beyond {MAX_RULE_NODES:.0e}: the solution "
                               "(or the solver's iterate) outgrew it; its norm grows as lam "
                               "falls on nearly separable data: give a larger lam")
+        (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
+        need = self.bytes(2.0 * sigmoid(kappa * xs) * ws, w1, w2)
+        if need > MAX_RULE3_BYTES:
+            raise SolverError(f"logistic fine-tuning: a quadrature rule of {nodes:.3g} nodes "
+                              f"(feature scales {max(kappa, scales[0]):.3g}, {scales[1]:.3g}, "
+                              f"{scales[2]:.3g}) would take about {need / 1e9:.2g} GB of "
+                              f"memory, beyond {MAX_RULE3_BYTES / 1e9:g} GB: the solution "
+                              "outgrew the rules that fit; its norm grows as lam falls on "
+                              "nearly separable data: give a larger lam")
         if deadline is not None and time.perf_counter() + SECONDS_BUILD * nodes > deadline:
             raise Overtime(f"its next quadrature rule, of {nodes:.3g} nodes, built and "
                            "evaluated once, would have ended past it")
-        (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
         weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
                   * w1[None, :, None] * w2[None, None, :])
         keep = np.nonzero(weight > self.PRUNE * weight.max())
@@ -134,6 +146,17 @@ class Rule3:
         # z_g depends on (s, g_1) only: solved once per pair, then gathered.
         self.pair = keep[0] * x1.size + keep[1]
         self.s2, self.g12 = np.repeat(xs, x1.size), np.tile(x1, xs.size)
+
+    @classmethod
+    def bytes(cls, w0, w1, w2) -> float:
+        """Bytes of building the rule with axis weights ``w0`` (the label weight's included),
+        ``w1``, ``w2`` and evaluating ``moments`` once (``BYTES_NODE``, ``BYTES_KEPT``); the
+        kept nodes counted without the tensor (per ``(s, g_1)`` pair, the ``g_2`` weights
+        above the pruning floor over the pair's product)."""
+        pair = np.outer(w0, w1).ravel()
+        floor = cls.PRUNE * pair.max() * w2.max()
+        kept = np.sum(w2.size - np.searchsorted(np.sort(w2), floor / pair, side="right"))
+        return BYTES_NODE * pair.size * w2.size + BYTES_KEPT * kept
 
     #: ``prox_g``'s view and values, ``prox_h``'s last points (class defaults: a rule built
     #: from its arrays alone starts without them).
