@@ -16,3 +16,19 @@ def test_fine_tuning_rule_beyond_memory_is_refused_before_it_is_built():
     with pytest.raises(SolverError, match=r"3\.28e\+07 nodes .* would take about 2\.4 GB of "
                                           r"memory, beyond 1 GB: .* give a larger lam"):
         Rule3(1.4, 24, (10.0, 10.0, 10.0))
+
+
+def test_spectrum_estimate_counts_the_solution_growth_on_separable_data():
+    # F1: under scaled:50 (gamma 0.5 above the threshold h = 0.273 at ||w_i||_Sigma = 3, signal
+    # = r = 0.3) lam = 1e-3 took 2.15 s where the estimate said 0.155 s: it built the rules at
+    # the large-penalty start's scales, and a, rho grow 9-fold as lam falls. With max_seconds
+    # = 1 it ran to the deadline; now refused up front, naming the growth and a larger lam.
+    with pytest.raises(ValueError, match=r"estimated at 3\.2\d s .* a larger lam \(on "
+                                         r"separable data the solution grows as lam falls"):
+        riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=1e-3, spectrum="scaled:50",
+                                max_seconds=1.0)
+    # No growth where the MLE exists, at lam = 0, or at lam / <s> >= 1e-2.
+    from riskcalc.logistic.spectrum.limits import growth_seconds
+
+    assert growth_seconds(0.2, 3.0, 1e-3, 50.0) == growth_seconds(0.5, 3.0, 0.0, 50.0) == 0.0
+    assert growth_seconds(0.5, 3.0, 0.5, 50.0) == 0.0 < growth_seconds(0.5, 3.0, 0.49, 50.0)
