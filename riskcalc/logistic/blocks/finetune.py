@@ -126,6 +126,9 @@ class Rule3:
                               f"{scales[2]:.3g}), beyond {MAX_RULE_NODES:.0e}: the solution "
                               "(or the solver's iterate) outgrew it; its norm grows as lam "
                               "falls on nearly separable data: give a larger lam")
+        if deadline is not None and time.perf_counter() + SECONDS_BUILD * nodes > deadline:
+            raise Overtime(f"its next quadrature rule, of {nodes:.3g} nodes, built and "
+                           "evaluated once, would have ended past it")
         (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
         need = self.bytes(2.0 * sigmoid(kappa * xs) * ws, w1, w2)
         if need > MAX_RULE3_BYTES:
@@ -135,9 +138,6 @@ class Rule3:
                               f"memory, beyond {MAX_RULE3_BYTES / 1e9:g} GB: the solution "
                               "outgrew the rules that fit; its norm grows as lam falls on "
                               "nearly separable data: give a larger lam")
-        if deadline is not None and time.perf_counter() + SECONDS_BUILD * nodes > deadline:
-            raise Overtime(f"its next quadrature rule, of {nodes:.3g} nodes, built and "
-                           "evaluated once, would have ended past it")
         weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
                   * w1[None, :, None] * w2[None, None, :])
         keep = np.nonzero(weight > self.PRUNE * weight.max())
