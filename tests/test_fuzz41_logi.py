@@ -32,3 +32,15 @@ def test_spectrum_estimate_counts_the_solution_growth_on_separable_data():
 
     assert growth_seconds(0.2, 3.0, 1e-3, 50.0) == growth_seconds(0.5, 3.0, 0.0, 50.0) == 0.0
     assert growth_seconds(0.5, 3.0, 0.5, 50.0) == 0.0 < growth_seconds(0.5, 3.0, 0.49, 50.0)
+
+
+def test_tiny_lam_where_the_mle_exists_is_estimated_and_solved_as_lam_zero():
+    # F3: gamma 0.05 (below h(sqrt 2) = 0.40), lam = 1e-300 was refused with max_seconds = 3
+    # ("estimated at 5.74 s": 300 continuation stages), where lam = 0 answers in 0.1 s; finite-
+    # client local ridge likewise (11.5 s estimated). Below MLE_LAM = 1e-20, where the MLE
+    # exists, the solves and their estimates now take lam = 0 (within O(lam) of it).
+    res = riskcalc.logistic_limit(gamma=0.05, signal=1.0, r=1.0, lam=1e-300, max_seconds=3)
+    assert res.risk == pytest.approx(0.33600653, rel=1e-7) and res.params["lam"] == 1e-300
+    lr = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
+                                         lam=1e-300, method="local_ridge", max_seconds=3)
+    assert lr.risk == pytest.approx([0.33600653, 0.73514615], rel=1e-7)

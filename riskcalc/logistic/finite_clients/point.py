@@ -21,6 +21,7 @@ from riskcalc.logistic.fixed_point import settle, solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
+from riskcalc.logistic.ranges import MLE_LAM, mle_lam
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
@@ -80,13 +81,6 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
                                    weights), global_lam, max_seconds=max_seconds)
 
 
-#: Below this lam, RTFA's fine-tuning of a client whose MLE exists (gamma below the
-#: Candes-Sur threshold h) is its lam = 0 limit, the local MLE (``solve_fixed_point`` at lam =
-#: 0), within O(lam): the fine-tuning's log kappa_hg ~ log(lam mu_g / D_x) leaves
-#: ``ranges.LOG_WINDOW`` below lam ~ 1e-25 (gamma [0.05, 0.1], r [1, 0.5], signal 1: lam =
-#: 1e-300 failed "no convergence at lam = 1.30975e-26"; lam = 1e-24 to 1e-12 answer within
-#: 6e-8 of lam = 0, the quadrature's accuracy).
-MLE_LAM = 1e-20
 
 
 def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
@@ -106,8 +100,8 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
             res.diagnostics["residual"], None
     if method == "fedavg":
         return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0, None
-    if method == "rtfa" and 0.0 < lam < MLE_LAM and gamma < mle_threshold(kappa):
-        lam = 0.0
+    if method == "rtfa":        # the fine-tuning's log kappa_hg leaves its window there
+        lam = mle_lam(lam, gamma, kappa)
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
@@ -158,6 +152,8 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
     ``spectrum.limits.check_work`` (was: no estimate, ``max_seconds`` ignored: scaled:1e4
     answered in 14-51 s with ``max_seconds = 5``, the oracle limit there refused)."""
     root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+    if method == "local_ridge":     # below MLE_LAM as solved (``ranges.mle_lam``)
+        lam = mle_lam(lam, float(np.max(gam)), root * float(np.max(np.hypot(signal, targets))))
 
     def at(t):
         t = t * root

@@ -11,7 +11,8 @@ import numpy as np
 
 from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.errors import SolverError
-from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window
+from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window,
+                                     mle_lam)
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -82,6 +83,8 @@ def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", thet
             f"h = {mle_threshold(p.kappa):.6g}, the Candes-Sur separability threshold at the "
             f"margin scale ||w_i||_Sigma = {p.kappa:.6g} (separability is invariant under "
             "x -> Sigma^(-1/2) x). Use lam > 0")
+    # Below MLE_LAM, where the MLE exists, its lam = 0 limit (``ranges.mle_lam``).
+    p = problem(gamma, signal, r, mle_lam(lam, gamma, p.kappa), spectrum, scale)
     x, rule, err = solve(p, deadline=deadline)
     # The residuals clip log rho and log mu to the window: a root beyond it is not a root of
     # the system (measured: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15 > e^30).
@@ -142,10 +145,11 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     root, points = float(np.sqrt(spectrum.mean)), np.broadcast(*arrays).size
     # The largest norms and the smallest penalty of a grid: an upper bound on each point.
     s_max, r_max = float(np.max(arrays[1])), float(np.max(arrays[2]))
-    lam_min = float(np.min(arrays[3]))
+    gamma_max, kappa_max = float(np.max(arrays[0])), float(np.hypot(s_max, r_max)) * root
+    lam_min = mle_lam(float(np.min(arrays[3])), gamma_max, kappa_max)     # as solved
     positive = arrays[3][arrays[3] > 0.0]
     growth = points * growth_seconds(
-        float(np.max(arrays[0])), float(np.hypot(s_max, r_max)) * root,
+        gamma_max, kappa_max,
         float(np.min(positive)) if positive.size else 0.0, float(spectrum.mean))
 
     def seconds(t):
