@@ -44,3 +44,14 @@ def test_tiny_lam_where_the_mle_exists_is_estimated_and_solved_as_lam_zero():
     lr = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
                                          lam=1e-300, method="local_ridge", max_seconds=3)
     assert lr.risk == pytest.approx([0.33600653, 0.73514615], rel=1e-7)
+
+
+def test_tiny_global_lam_where_the_pooled_mle_exists_is_global_lam_zero():
+    # F4: FedAvg at global_lam = 1e-300 on a pool whose MLE exists (gamma [0.05, 0.1], r [1,
+    # 0.5], signal 1: Gordon's margin 12.8 > 1) was refused with max_seconds = 3 ("the rest of
+    # the path is estimated at 11.9 s"; 3.5 s to solve), where global_lam = 0 answers in 0.2
+    # s. Below MLE_LAM it is now global_lam = 0's limit, in the solve and the estimate.
+    res = riskcalc.logistic_clients_limit(gamma=[0.05, 0.1], r=[1.0, 0.5], signal=1.0,
+                                          global_lam=1e-300, method="fedavg", max_seconds=3)
+    assert res.risk == pytest.approx([0.35242275, 0.69655769], rel=1e-7)
+    assert res.params["global_lam"] == 1e-300

@@ -94,10 +94,15 @@ class _Memories(dict):
 
 def check_grid_work(points, method, wanted, max_seconds):
     """``riskcalc.logistic.work.refuse`` for the whole grid before solving: the first point
-    cold, the others warm started; local ridge below MLE_LAM as solved (``ranges.mle_lam``)."""
+    cold, the others warm started; penalties below MLE_LAM as solved (``ranges.mle_lam``,
+    ``point.pooled_lam``)."""
+    from riskcalc.logistic.finite_clients.point import pooled_lam
+
     if method == "local_ridge":
         points = [(g, r, s, mle_lam(lam, float(np.max(g)), float(np.max(np.hypot(s, r)))), lg)
                   for g, r, s, lam, lg in points]
+    else:
+        points = [(g, r, s, lam, pooled_lam(g, r, s, lg)) for g, r, s, lam, lg in points]
 
     def at(t):
         return sum(finite_seconds(g, t * r, t * s, lam, lg, method, t * r[wanted],

@@ -73,6 +73,17 @@ def _federation(gam, rr, signal, weights, global_lam):
     return fed, inverse
 
 
+def pooled_lam(gam, rr, signal, global_lam, root=1.0):
+    """``global_lam``, or 0 where ``0 < global_lam < MLE_LAM`` and the pooled MLE exists
+    (Gordon's margin > 1; the norms times ``root = sqrt(<s>)`` under a spectrum): the global
+    model's lam = 0 limit, within O(global_lam), as ``ranges.mle_lam`` for one client (FedAvg
+    at global_lam = 1e-300 was refused as 11.9 s of work, or took 3.5 s, where 0 took 0.2 s)."""
+    if global_lam is None or not 0.0 < global_lam < MLE_LAM:
+        return global_lam
+    fed, _ = _federation(gam, rr * root, signal * root, "samples", None)
+    return 0.0 if separability_margin(fed) > 1.0 else global_lam
+
+
 @lru_cache(maxsize=16)
 def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
     """``solve_pooled``, remembered: the methods and penalties of one federation share their
@@ -154,6 +165,8 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
     root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
     if method == "local_ridge":     # below MLE_LAM as solved (``ranges.mle_lam``)
         lam = mle_lam(lam, float(np.max(gam)), root * float(np.max(np.hypot(signal, targets))))
+    else:
+        global_lam = pooled_lam(gam, rr, signal, global_lam, root)
 
     def at(t):
         t = t * root
@@ -201,6 +214,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     check_reach(signal, rr[wanted])
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
+    global_lam = None if local else pooled_lam(gam, rr, signal, global_lam)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
     if local:
         state = None
@@ -300,6 +314,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     m = gam.size
     local = method == "local_ridge"
     fed, inverse = _federation(gam, rr, signal, weights, None)
+    solve_lam = None if local else pooled_lam(gam, rr, signal, global_lam, np.sqrt(spectrum.mean))
     if not local and global_lam == 0.0:
         _federation(gam * 1.0, rr * np.sqrt(spectrum.mean), signal * np.sqrt(spectrum.mean),
                     weights, 0.0)           # separability of the whitened pool: raises
@@ -322,13 +337,13 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
         try:
             try:
                 views, (overlap, dist, iterations, residual) = client_views(
-                    fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups,
+                    fed, spectrum, solve_lam, "fedavg" if mle else method, lam, groups,
                     deadline)
             except SolverError as exc:
                 if method != "pfedme":
                     raise
                 raise no_joint_root(exc, fed, inverse, lam, lambda v: client_views(
-                    fed, spectrum, global_lam, method, v, groups, deadline),
+                    fed, spectrum, solve_lam, method, v, groups, deadline),
                     spectrum.mean) from None
         except Overtime as exc:
             # global_lam = 0 just inside the pooled separability threshold: past 60 s with
