@@ -55,3 +55,13 @@ def test_tiny_global_lam_where_the_pooled_mle_exists_is_global_lam_zero():
                                           global_lam=1e-300, method="fedavg", max_seconds=3)
     assert res.risk == pytest.approx([0.35242275, 0.69655769], rel=1e-7)
     assert res.params["global_lam"] == 1e-300
+
+
+def test_local_ridge_refusal_names_the_max_seconds_given():
+    # F5: finite-client local ridge's continuation refusal named the seconds left when its
+    # solve began ("beyond max_seconds = 2.99964" for 3; 0.499549 for 0.5): now the limit
+    # given (here refused after ~0.7 s, at lam = 1e-5 with 14 stages left).
+    riskcalc.logistic_limit(gamma=0.05, signal=1.0, r=1.0, lam=1.0)     # imports, not timed
+    with pytest.raises(ValueError, match=r"beyond max_seconds = 3 \(gamma = 0\.38 < h"):
+        riskcalc.logistic_clients_limit(gamma=[0.38, 0.38], r=[1.0, 1.0], signal=1.0,
+                                        lam=1e-19, method="local_ridge", max_seconds=3)

@@ -201,7 +201,7 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
 
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                       nodes: int = NODES[0], start=None, scale: float = 1.0,
-                      max_seconds: float | None = None):
+                      max_seconds: float | None = None, begun=None):
     """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
 
     Direct from the first-order start when ``lam >= 1``, else (or when that fails)
@@ -212,8 +212,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
     ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
     one, would take the continuation beyond it, and at any stage raise ``deadline.Overtime`` from
-    the first residual evaluated past it (``_limit`` refuses then; None: no limit). Module
-    docstring for the equations.
+    the first residual evaluated past it (``_limit`` refuses then; None: no limit), counted
+    from ``begun`` (``time.perf_counter``; default now). Module docstring for the equations.
 
     Raises
     ------
@@ -232,7 +232,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 "-> 1. Use lam > 0")
     lam = mle_lam(lam, gamma, np.hypot(signal, r))      # below MLE_LAM: the MLE, O(lam) off
     kappa, c_e, C = centre_geometry(signal, r, scale)
-    clock = time.perf_counter()
+    clock = time.perf_counter() if begun is None else begun
     deadline = None if max_seconds is None else clock + max_seconds
     # Direct attempt from a nearby solution or the first-order start; continuation in lam
     # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).

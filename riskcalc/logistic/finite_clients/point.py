@@ -95,11 +95,13 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
 
 
 def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
-                  deadline=None):
+                  deadline=None, begun=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
     fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: every solve's
-    (``time.perf_counter``'s clock), past which ``deadline.Overtime``."""
+    (``time.perf_counter``'s clock), past which ``deadline.Overtime``; ``begun``: when the
+    call's ``max_seconds`` began (local ridge's refusals name it: was the seconds left,
+    "max_seconds = 0.499549" for 0.5)."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
@@ -116,10 +118,11 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
-        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-9)
+        begun = time.perf_counter() if begun is None else begun
+        limit = None if deadline is None else max(deadline - begun, 1e-9)
         r = float(fed.r[c])
         x, _, (k, c_e, C) = solve_fixed_point(gamma, fed.signal, r, lam, scale=0.0,
-                                              max_seconds=left)
+                                              max_seconds=limit, begun=begun)
         # The ladder's accuracy check, as without clients (the first rule's root alone was
         # 5.6e-9 off the finest rules' at gamma 0.5, signal 2, r 0.5, lam 0.05).
         x, _, _ = settle(x, k, gamma, fed.signal, r, lam, c_e, C, deadline)
@@ -267,7 +270,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
             per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
                 fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
                 memory=memory.get(("finetune", c)),
-                deadline=None if max_seconds is None else begun + max_seconds)
+                deadline=None if max_seconds is None else begun + max_seconds, begun=begun)
         except Overtime as exc:
             # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
