@@ -1,5 +1,6 @@
 """Issue 32, fuzz41 (logi): what this fuzz found, each test failing before."""
 
+import numpy as np
 import pytest
 
 import riskcalc
@@ -65,3 +66,30 @@ def test_local_ridge_refusal_names_the_max_seconds_given():
     with pytest.raises(ValueError, match=r"beyond max_seconds = 3 \(gamma = 0\.38 < h"):
         riskcalc.logistic_clients_limit(gamma=[0.38, 0.38], r=[1.0, 1.0], signal=1.0,
                                         lam=1e-19, method="local_ridge", max_seconds=3)
+
+
+def _blocks(d=(3, 3), n=(20, 20), seed=0):
+    rng = np.random.default_rng(seed)
+    X = [rng.normal(size=(k, dj)) for k, dj in zip(n, d)]
+    return X, [np.where(rng.normal(size=k) > 0, 1.0, -1.0) for k in n]
+
+
+def test_simulated_fit_that_does_not_converge_names_its_own_penalty(monkeypatch):
+    # F6: damped_newton said "(with l2 = 0 separable data have no finite minimizer; set
+    # l2 > 0)" for any non-convergence, also to the logistic pipeline's fits, which have no l2
+    # (their penalties are lam and global_lam). They now name theirs (here Newton stopped
+    # after one step, standing in for a fit that does not converge).
+    from functools import partial
+
+    from montecarlo.experiments import newton
+    from montecarlo.logistic import fits
+
+    monkeypatch.setattr(fits, "damped_newton", partial(newton.damped_newton, maxiter=1))
+    X, y = _blocks()
+    with pytest.raises(SolverError, match=r"global model: .* iterations \(at global_lam = "
+                                          r"0\.1: on \(nearly\) separable data small") as err:
+        fits.global_model(X, y, global_lam=0.1)
+    assert "l2" not in str(err.value)
+    with pytest.raises(SolverError, match=r"FedProx proximal point: .* \(at lam = 1: ") as err:
+        fits.fedprox_model(X, y, lam=1.0, global_lam=0.1, weights="samples", start=None)
+    assert "l2" not in str(err.value)

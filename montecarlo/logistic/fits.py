@@ -59,7 +59,7 @@ class Weighted:
         # LAM_MAX, failed "did not reach gradient norm 1e-10 ... with l2 = 0"); as the FedProx
         # minimizer's outer solve, TOL or 1e-14 lam.
         w = damped_newton(self.value, self.grad, self.hess, np.array(start, float),
-                          max(TOL, 1e-14 * self.lam), what)
+                          max(TOL, 1e-14 * self.lam), what, hint=_hint(f"{penalty} = {self.lam:g}"))
         self.check_held(w, what, penalty)
         return w
 
@@ -78,6 +78,12 @@ class Weighted:
                 f"centre: {gap:.3g}): on (nearly) separable data {penalty} is too small to hold "
                 "the fit (every smaller value gives the same fit, not its own minimizer); give "
                 f"a larger {penalty}")
+
+
+def _hint(penalties: str) -> str:
+    """``damped_newton``'s hint for these fits: their penalties, not the objectives' l2."""
+    return (f"at {penalties}: on (nearly) separable data small penalties leave the loss "
+            "nearly flat along the separating direction; give larger ones")
 
 
 #: The clients' weightings of the global objective.
@@ -183,5 +189,6 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
         return out
 
     w = damped_newton(value, grad, hess, np.zeros(d) if start is None else start,
-                      max(TOL, 1e-14 * lam), "FedProx minimizer")
+                      max(TOL, 1e-14 * lam), "FedProx minimizer",
+                      hint=_hint(f"lam = {lam:g}, global_lam = {global_lam:g}"))
     return w, inner(w)
