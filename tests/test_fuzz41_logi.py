@@ -93,3 +93,22 @@ def test_simulated_fit_that_does_not_converge_names_its_own_penalty(monkeypatch)
     with pytest.raises(SolverError, match=r"FedProx proximal point: .* \(at lam = 1: ") as err:
         fits.fedprox_model(X, y, lam=1.0, global_lam=0.1, weights="samples", start=None)
     assert "l2" not in str(err.value)
+
+
+@pytest.mark.parametrize("blocks, match", [
+    (_blocks(d=(3, 4)), r"X\[1\] must have shape \(n_1, d\) with X\[0\]'s d = 3, got shape "
+                        r"\(20, 4\)"),
+    ((_blocks()[0], [np.ones(20), np.ones(19)]), r"y\[1\] must have shape \(20,\) \(a label "),
+    ((_blocks()[0], [np.ones(20), np.r_[np.zeros(10), np.ones(10)]]),
+     r"y\[1\] must be labels \+-1 .* got values \[0\.0, 1\.0\]")])
+def test_simulated_global_and_fedprox_models_check_their_blocks(blocks, match):
+    # F7: fits.fedprox_model and fits.global_model gave numpy's matmul / broadcast errors for
+    # blocks of unequal d or a missing label, and fitted labels 0/1 (a label 0 makes its
+    # margin 0 whatever w: a silently wrong model). Now a ValueError naming the block.
+    from montecarlo.logistic import fits
+
+    for fit in (lambda X, y: fits.global_model(X, y, global_lam=0.1),
+                lambda X, y: fits.fedprox_model(X, y, lam=1.0, global_lam=0.1,
+                                                weights="samples")):
+        with pytest.raises(ValueError, match=match):
+            fit(*blocks)

@@ -86,6 +86,29 @@ def _hint(penalties: str) -> str:
             "nearly flat along the separating direction; give larger ones")
 
 
+def check_blocks(X, y):
+    """The clients' blocks ``X[j]`` (n_j, d) and labels ``y[j]`` (n_j,) of ``global_model``
+    and ``fedprox_model`` as float arrays, or a ValueError naming the block: blocks of
+    different d or a label per row missing gave numpy's matmul or broadcast error, and labels
+    0/1 were fitted (a label 0 made its margin 0 whatever w)."""
+    X, y = [np.asarray(b, float) for b in X], [np.asarray(b, float) for b in y]
+    if len(X) != len(y) or not X:
+        raise ValueError(f"X and y must list the same number (>= 1) of client blocks, got "
+                         f"{len(X)} and {len(y)}")
+    d = X[0].shape[-1]
+    for j, (Xj, yj) in enumerate(zip(X, y)):
+        if Xj.ndim != 2 or Xj.shape[1] != d:
+            raise ValueError(f"X[{j}] must have shape (n_{j}, d) with X[0]'s d = {d}, got "
+                             f"shape {Xj.shape}")
+        if yj.shape != Xj.shape[:1]:
+            raise ValueError(f"y[{j}] must have shape ({Xj.shape[0]},) (a label per row of "
+                             f"X[{j}]), got shape {yj.shape}")
+        if not np.all(np.abs(yj) == 1.0):
+            raise ValueError(f"y[{j}] must be labels +-1 (the log-loss of y x.w), got values "
+                             f"{np.unique(yj)[:4].tolist()}")
+    return X, y
+
+
 #: The clients' weightings of the global objective.
 WEIGHTS = ("samples", "uniform")
 
@@ -114,7 +137,10 @@ def global_model(X, y, *, global_lam: float, weights: str = "samples"):
     SolverError
         ``global_lam = 0`` and the pooled data are separable (no finite minimizer), or Newton
         does not converge.
+    ValueError
+        Blocks of unequal d, a label per row missing, or labels other than +-1.
     """
+    X, y = check_blocks(X, y)
     Xp, yp = np.concatenate(X), np.concatenate(y)
     if global_lam == 0.0 and separable(Xp, yp):
         raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
@@ -151,8 +177,9 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
     Newton on ``F(w) = sum_j p_j env_j(w) + (global_lam/2)||w||^2``, ``env_j`` the Moreau
     envelope of ``f_j`` with parameter ``1/lam``: gradient ``sum_j p_j lam (w - prox_j(w)) +
     global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
-    Lemma 3).
+    Lemma 3). ValueError as ``global_model``'s.
     """
+    X, y = check_blocks(X, y)
     check_fedprox_lams([lam])
     sizes = np.array([len(b) for b in y])
     p = (sizes / sizes.sum() if check_weights(weights) == "samples"
