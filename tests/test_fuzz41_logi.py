@@ -112,3 +112,22 @@ def test_simulated_global_and_fedprox_models_check_their_blocks(blocks, match):
                                                 weights="samples")):
         with pytest.raises(ValueError, match=match):
             fit(*blocks)
+
+
+def test_a_nan_iterate_does_not_poison_a_remembered_rule():
+    # F8: logistic_limit(gamma=[1, 0.5], r=[0.5, 1], signal=1, clients=2, global_lam=0.1,
+    # lam=1e-300) failed in 0.2 s "logistic fine-tuning: no convergence at lam = 100 (residual
+    # nan)" where each point alone runs to its overtime refusal: the grid's Jacobian-memory
+    # step evaluated the residuals at a NaN iterate, the proximal points kept as the rule's
+    # warm start were NaN, and every later evaluation on that remembered rule (lam = 100's
+    # included) started from them. A NaN start is no longer kept (the 2-d rule likewise), and
+    # a trial point beyond the prox's reach fails that root, not the call.
+    from riskcalc.logistic.blocks.finetune import Rule3
+    from riskcalc.logistic.engine.gaussian import Rule
+
+    rule3, rule = Rule3(1.1, 16), Rule(1.1, 56)
+    for prox, v in ((lambda v, mu: rule3.prox_h_p(v, mu)[0], np.zeros(rule3.weight.size)),
+                    (rule.prox, np.zeros((56, 56)))):
+        prox(v, 1.0)                            # a warm start kept
+        assert np.isnan(prox(v + np.nan, np.nan)).all()
+        assert np.isfinite(prox(v, 1.0)).all()  # was NaN: it started from the NaN points

@@ -99,9 +99,8 @@ PANEL_BASE = 36
 #: client, max_seconds = 5: refused at 8.1 s, 1.5 GB); the residuals' deadline
 #: (``deadline.by_deadline``) is checked between evaluations only.
 SECONDS_BUILD = 3e-7
-#: Bytes of a ``Rule3`` per node (its full tensor and mask, building) and per kept node (its
-#: arrays, ``moments``' temporaries): 3.5 GB measured after one evaluation at 5e7 nodes, 2.1e7
-#: kept; and the most a rule may take (a 3.8e7-node rule took 2.8 GB, and 23.7 s).
+#: Bytes of a ``Rule3`` per node (full tensor and mask) and per kept node (arrays, ``moments``'
+#: temporaries; 3.5 GB measured at 5e7 nodes, 2.1e7 kept), and the most one may take.
 BYTES_NODE, BYTES_KEPT, MAX_RULE3_BYTES = 9, 150, 1e9
 
 
@@ -149,10 +148,8 @@ class Rule3:
 
     @classmethod
     def bytes(cls, w0, w1, w2) -> float:
-        """Bytes of building the rule with axis weights ``w0`` (the label weight's included),
-        ``w1``, ``w2`` and evaluating ``moments`` once (``BYTES_NODE``, ``BYTES_KEPT``); the
-        kept nodes counted without the tensor (per ``(s, g_1)`` pair, the ``g_2`` weights
-        above the pruning floor over the pair's product)."""
+        """Bytes of building the rule with axis weights ``w0`` (label weight included), ``w1``,
+        ``w2`` and one ``moments`` (``BYTES_*``); its kept nodes counted without the tensor."""
         pair = np.outer(w0, w1).ravel()
         floor = cls.PRUNE * pair.max() * w2.max()
         kept = np.sum(w2.size - np.searchsorted(np.sort(w2), floor / pair, side="right"))
@@ -192,7 +189,8 @@ class Rule3:
         """``(z_h, sigmoid(-z_h))``: ``prox_h`` and the sigmoid ``prox_near`` evaluates there."""
         start = self._t if self._t is not None and self._t.size == v.size else None
         t, p = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
-        self._t = t
+        # Never a NaN start (one at a NaN iterate made every later prox on this rule NaN).
+        self._t = t if np.isfinite(t).all() else None
         return t[0, :, 0], p[0, :, 0]
 
     @classmethod
@@ -267,13 +265,16 @@ def residuals(y, view: GlobalView, lam: float, rule: Rule3):
 def _root(y0, view, lam, rule, memory=None, deadline=None):
     from scipy.optimize import root
 
-
+    # A trial point beyond the prox's reach (its SolverError) fails this root, not the call.
     fun = by_deadline(residuals, deadline)
-    if memory is not None:
-        out = memory.root(lambda y: fun(y, view, lam, rule), y0, rule.n, TOL)
+    try:
+        out = None if memory is None else memory.root(lambda y: fun(y, view, lam, rule), y0,
+                                                      rule.n, TOL)
         if out is not None:
             return out
-    sol = root(fun, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+        sol = root(fun, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+    except SolverError:
+        return np.asarray(y0, float), np.inf, 0
     y = sol.x
     if not np.all(np.isfinite(y)):
         return y, np.inf, sol.nfev
