@@ -128,9 +128,10 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     estimate, the 7 above it by 1.1-2.1 times (two stopped at 60 s; ``_solve_by``'s deadline
     bounds them); none taking under 30 s is over the default 60 s; the largest over-estimate
     is 190 times (powerlaw:3,30, whose many small eigenvalues slow the growth). 0 where the
-    MLE exists and at ``lam = 0``."""
+    MLE exists, at ``lam = 0`` and beyond ``kappa = 1e3`` (``ranges.mle_lam``'s reach of h;
+    the rules' own estimate dominates there)."""
     lam_eff = lam / mean
-    if not 0.0 < lam_eff < GROWTH_LAM:
+    if not (0.0 < lam_eff < GROWTH_LAM and kappa <= 1e3):
         return 0.0
     h = mle_threshold(kappa)
     if gamma < h:
@@ -152,9 +153,12 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     gamma_max, kappa_max = float(np.max(arrays[0])), float(np.hypot(s_max, r_max)) * root
     lam_min = mle_lam(float(np.min(arrays[3])), gamma_max, kappa_max)     # as solved
     positive = arrays[3][arrays[3] > 0.0]
-    growth = points * growth_seconds(
-        gamma_max, kappa_max,
-        float(np.min(positive)) if positive.size else 0.0, float(spectrum.mean))
+    # Only where the rules alone fit (their norms then moderate: h itself took 5.6 s at
+    # kappa = 1e5 and refuses beyond).
+    growth = 0.0 if points * oracle_seconds(root * s_max, root * r_max, lam_min) > max_seconds \
+        else points * growth_seconds(gamma_max, kappa_max,
+                                     float(np.min(positive)) if positive.size else 0.0,
+                                     float(spectrum.mean))
 
     def seconds(t):
         return points * oracle_seconds(t * root * s_max, t * root * r_max, lam_min) + growth
