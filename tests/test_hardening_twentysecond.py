@@ -30,6 +30,7 @@ def test_the_continuation_solves_each_penalty_once(lam, monkeypatch):
 
     monkeypatch.setattr(fixed_point, "_root_resolved", fake_root)
     fixed_point.solve_fixed_point(0.1, 1.0, 1.0, lam)   # below the MLE threshold
+    lam = ranges.mle_lam(lam, 0.1, np.hypot(1.0, 1.0))   # 1e-25: the MLE's lam = 0 (fuzz41 F3)
     assert solved[0] == ranges.LAM_START and solved[-1] == lam
     assert all(b < a / 9.99 for a, b in zip(solved, solved[1:-1])), solved   # factors of 10
     assert solved[-1] < solved[-2] / 9.99 or lam == 0.0, solved

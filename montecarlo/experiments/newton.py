@@ -8,7 +8,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 
 
-def damped_newton(fun, grad, hess, x, tol, what, maxiter=100):
+def damped_newton(fun, grad, hess, x, tol, what, maxiter=100, hint=None):
     """Minimize ``fun`` from ``x`` by damped Newton steps, batched over leading dimensions.
 
     Each problem of the batch takes the Newton step ``-hess(x)^-1 grad(x)`` halved until
@@ -29,6 +29,10 @@ def damped_newton(fun, grad, hess, x, tol, what, maxiter=100):
         The solve's name in error messages.
     maxiter : int
         Most Newton steps.
+    hint : str, optional
+        The likely cause and remedy of a failure, as the caller names its parameters (default:
+        the objectives' ``l2 = 0`` texts; the logistic pipeline's fits were told "set l2 > 0",
+        a parameter they do not have, whatever stopped them).
 
     Raises
     ------
@@ -45,8 +49,8 @@ def damped_newton(fun, grad, hess, x, tol, what, maxiter=100):
         try:
             step = -np.linalg.solve(hess(x), g[..., None])[..., 0]
         except np.linalg.LinAlgError:
-            raise SolverError(f"{what}: singular Hessian (with l2 = 0 and n < d the objective "
-                              "is not strongly convex; set l2 > 0)") from None
+            why = hint or "with l2 = 0 and n < d the objective is not strongly convex; set l2 > 0"
+            raise SolverError(f"{what}: singular Hessian ({why})") from None
         slope = np.sum(g * step, -1)
         t = np.ones(f.shape)
         for _ in range(40):
@@ -61,6 +65,6 @@ def damped_newton(fun, grad, hess, x, tol, what, maxiter=100):
             t = np.where(ok, t, 0.5 * t)
         x = np.where((gnorm <= tol)[..., None], x, x_new)
         f = np.where(gnorm <= tol, f, f_new)
+    why = hint or "with l2 = 0 separable data have no finite minimizer; set l2 > 0"
     raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
-                      "iterations (with l2 = 0 separable data have no finite minimizer; "
-                      "set l2 > 0)")
+                      f"iterations ({why})")

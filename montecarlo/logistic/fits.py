@@ -59,7 +59,7 @@ class Weighted:
         # LAM_MAX, failed "did not reach gradient norm 1e-10 ... with l2 = 0"); as the FedProx
         # minimizer's outer solve, TOL or 1e-14 lam.
         w = damped_newton(self.value, self.grad, self.hess, np.array(start, float),
-                          max(TOL, 1e-14 * self.lam), what)
+                          max(TOL, 1e-14 * self.lam), what, hint=_hint(f"{penalty} = {self.lam:g}"))
         self.check_held(w, what, penalty)
         return w
 
@@ -78,6 +78,35 @@ class Weighted:
                 f"centre: {gap:.3g}): on (nearly) separable data {penalty} is too small to hold "
                 "the fit (every smaller value gives the same fit, not its own minimizer); give "
                 f"a larger {penalty}")
+
+
+def _hint(penalties: str) -> str:
+    """``damped_newton``'s hint for these fits: their penalties, not the objectives' l2."""
+    return (f"at {penalties}: on (nearly) separable data small penalties leave the loss "
+            "nearly flat along the separating direction; give larger ones")
+
+
+def check_blocks(X, y):
+    """The clients' blocks ``X[j]`` (n_j, d) and labels ``y[j]`` (n_j,) of ``global_model``
+    and ``fedprox_model`` as float arrays, or a ValueError naming the block: blocks of
+    different d or a label per row missing gave numpy's matmul or broadcast error, and labels
+    0/1 were fitted (a label 0 made its margin 0 whatever w)."""
+    X, y = [np.asarray(b, float) for b in X], [np.asarray(b, float) for b in y]
+    if len(X) != len(y) or not X:
+        raise ValueError(f"X and y must list the same number (>= 1) of client blocks, got "
+                         f"{len(X)} and {len(y)}")
+    d = X[0].shape[-1]
+    for j, (Xj, yj) in enumerate(zip(X, y)):
+        if Xj.ndim != 2 or Xj.shape[1] != d:
+            raise ValueError(f"X[{j}] must have shape (n_{j}, d) with X[0]'s d = {d}, got "
+                             f"shape {Xj.shape}")
+        if yj.shape != Xj.shape[:1]:
+            raise ValueError(f"y[{j}] must have shape ({Xj.shape[0]},) (a label per row of "
+                             f"X[{j}]), got shape {yj.shape}")
+        if not np.all(np.abs(yj) == 1.0):
+            raise ValueError(f"y[{j}] must be labels +-1 (the log-loss of y x.w), got values "
+                             f"{np.unique(yj)[:4].tolist()}")
+    return X, y
 
 
 #: The clients' weightings of the global objective.
@@ -108,7 +137,10 @@ def global_model(X, y, *, global_lam: float, weights: str = "samples"):
     SolverError
         ``global_lam = 0`` and the pooled data are separable (no finite minimizer), or Newton
         does not converge.
+    ValueError
+        Blocks of unequal d, a label per row missing, or labels other than +-1.
     """
+    X, y = check_blocks(X, y)
     Xp, yp = np.concatenate(X), np.concatenate(y)
     if global_lam == 0.0 and separable(Xp, yp):
         raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
@@ -145,8 +177,9 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
     Newton on ``F(w) = sum_j p_j env_j(w) + (global_lam/2)||w||^2``, ``env_j`` the Moreau
     envelope of ``f_j`` with parameter ``1/lam``: gradient ``sum_j p_j lam (w - prox_j(w)) +
     global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
-    Lemma 3).
+    Lemma 3). ValueError as ``global_model``'s.
     """
+    X, y = check_blocks(X, y)
     check_fedprox_lams([lam])
     sizes = np.array([len(b) for b in y])
     p = (sizes / sizes.sum() if check_weights(weights) == "samples"
@@ -183,5 +216,6 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
         return out
 
     w = damped_newton(value, grad, hess, np.zeros(d) if start is None else start,
-                      max(TOL, 1e-14 * lam), "FedProx minimizer")
+                      max(TOL, 1e-14 * lam), "FedProx minimizer",
+                      hint=_hint(f"lam = {lam:g}, global_lam = {global_lam:g}"))
     return w, inner(w)

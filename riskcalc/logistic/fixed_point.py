@@ -85,7 +85,7 @@ from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.engine.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_lam,
-                                     check_window, ladder)
+                                     check_window, ladder, mle_lam)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime, by_deadline
@@ -201,7 +201,7 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
 
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                       nodes: int = NODES[0], start=None, scale: float = 1.0,
-                      max_seconds: float | None = None):
+                      max_seconds: float | None = None, begun=None):
     """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
 
     Direct from the first-order start when ``lam >= 1``, else (or when that fails)
@@ -212,8 +212,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
     ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
     one, would take the continuation beyond it, and at any stage raise ``deadline.Overtime`` from
-    the first residual evaluated past it (``_limit`` refuses then; None: no limit). Module
-    docstring for the equations.
+    the first residual evaluated past it (``_limit`` refuses then; None: no limit), counted
+    from ``begun`` (``time.perf_counter``; default now). Module docstring for the equations.
 
     Raises
     ------
@@ -230,8 +230,9 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 f"h = {h:.6g}, the Candes-Sur separability threshold at signal strength "
                 f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
                 "-> 1. Use lam > 0")
+    lam = mle_lam(lam, gamma, np.hypot(signal, r))      # below MLE_LAM: the MLE, O(lam) off
     kappa, c_e, C = centre_geometry(signal, r, scale)
-    clock = time.perf_counter()
+    clock = time.perf_counter() if begun is None else begun
     deadline = None if max_seconds is None else clock + max_seconds
     # Direct attempt from a nearby solution or the first-order start; continuation in lam
     # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).
@@ -273,9 +274,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
             more = int((max_seconds - (now - clock)) / max(grow * last, 1e-9))
             reach = lams[min(i + max(more, 0), len(lams) - 1)]
             if before is not None and x[3] > before[1]:
-                # and not beyond where log mu, growing as lam falls, leaves the window (the
-                # refusal below), extrapolated from the last two stages: 1e-24 was offered
-                # where lam < 1e-12 leaves it.
+                # and not beyond where log mu (growing as lam falls) leaves the window, from
+                # the last two stages: 1e-24 was offered where lam < 1e-12 leaves it.
                 slope = (x[3] - before[1]) / (np.log(lam_k) - before[0])
                 edge = np.exp(np.log(lam_k) + (LOG_WINDOW[1] - 1.0 - x[3]) / slope)
                 reach = max(reach, min((v for v in lams if v >= edge), default=lam_k))

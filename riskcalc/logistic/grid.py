@@ -22,7 +22,7 @@ from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import (CENTRES, QUAD_RTOL, TOL, _limit, centre_geometry,
                                            solve_fixed_point)
 from riskcalc.logistic.engine.gaussian import GH_REACH, Rule
-from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window
+from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window, mle_lam
 from riskcalc.logistic.engine.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -65,10 +65,12 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     far = np.flatnonzero(kappa > GH_REACH)
     if max_seconds is not None:
         # The points within the reach too (not estimated: a grid of 1e6 points ran past
-        # 120 s and 8 GB with max_seconds = 2).
+        # 120 s and 8 GB with max_seconds = 2); below MLE_LAM as solved (``mle_lam``).
+        lm_far = [mle_lam(lm[k], g[k], kappa[k]) for k in far]
+
         def at(t):
             return near.size * NEAR_SECONDS + sum(
-                oracle_seconds(t * S[k], t * rr[k], lm[k], warm=i > 0)
+                oracle_seconds(t * S[k], t * rr[k], lm_far[i], warm=i > 0)
                 for i, k in enumerate(far))
         refuse(at(1.0), max_seconds, f"the logistic grid ({g.size} points, {far.size} beyond "
                f"the Gauss-Hermite reach, ||w_i|| up to {np.max(kappa):.3g})", at,

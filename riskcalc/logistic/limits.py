@@ -14,6 +14,7 @@ from riskcalc._validate import as_array, parameter, real
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
+from riskcalc.logistic.ranges import check_gamma, mle_lam
 from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds, oracle_seconds, refuse
 
 #: The methods ``logistic_limit`` takes without clients: RTFA toward a deterministic centre, and
@@ -112,7 +113,9 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         if max_seconds is not None:
             signal_, r_ = float(parameter("signal", signal)), float(parameter("r", r))
-            lam_ = float(as_array("lam", lam, low=0.0))
+            # Below MLE_LAM, where the MLE exists, the solve is lam = 0's (``mle_lam``).
+            lam_ = mle_lam(float(as_array("lam", lam, low=0.0)),
+                           float(check_gamma(real("gamma", gamma, ndim=0))), np.hypot(signal_, r_))
             refuse(oracle_seconds(signal_, r_, lam_), max_seconds,
                    f"the logistic limit at signal = {signal_:g}, r = {r_:g}",
                    lambda t: oracle_seconds(t * signal_, t * r_, lam_))
@@ -131,7 +134,8 @@ def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):
     if max_seconds is not None and spectrum is None and lam is not None \
             and np.ndim(norm) == 0 and np.ndim(lam) == 0:
         # Refused here to name the asked parameters (the reduction's own names signal 0).
-        lam_ = float(as_array("lam", lam, low=0.0))
+        lam_ = mle_lam(float(as_array("lam", lam, low=0.0)),
+                       float(np.max(as_array("gamma", gamma, low=0.0, low_open=True))), norm)
         refuse(oracle_seconds(0.0, float(norm), lam_), max_seconds,
                f"local ridge at ||w_i|| = {float(norm):g} (signal {float(signal):g}, "
                f"r {float(r):g})", lambda t: oracle_seconds(0.0, t * float(norm), lam_))

@@ -58,6 +58,25 @@ LOG_WINDOW = (-60.0, 30.0)
 LAM_START, LAM_RATIO = 100.0, 10.0
 #: Relative distance from the last penalty within which a stage is that penalty's own.
 LADDER_RTOL = 1e-9
+#: Below this lam, a ridge fit whose MLE exists (gamma below the Candes-Sur threshold h) is
+#: its lam = 0 limit, the MLE, within O(lam) (``mle_lam``): the fine-tuning's log kappa_hg ~
+#: log(lam mu_g / D_x) leaves ``LOG_WINDOW`` below lam ~ 1e-25 (gamma [0.05, 0.1], r [1, 0.5],
+#: signal 1: lam = 1e-300 failed "no convergence at lam = 1.30975e-26"; lam = 1e-24 to 1e-12
+#: answer within 6e-8 of lam = 0, the quadrature's accuracy), and the one-point solver's
+#: continuation took 300 stages to 1e-300 (gamma 0.05, signal = r = 1: estimated at 5.74 s
+#: and refused with max_seconds = 3, where lam = 0 answers in 0.13 s).
+MLE_LAM = 1e-20
+
+
+def mle_lam(lam: float, gamma: float, kappa: float) -> float:
+    """``lam``, or 0 where ``0 < lam < MLE_LAM`` and the MLE exists (``gamma < h(kappa)``,
+    ``kappa`` the margin scale ``||w_i||_Sigma``): the penalty a solve and its estimate use.
+    Not beyond ``kappa = 1e3`` (h < 1.02e-3 there, and h itself took 0.3 s at 1e4, 5.6 s at
+    1e5, refused beyond: such norms are refused by the work estimates)."""
+    from riskcalc.logistic.transition import mle_threshold
+
+    return 0.0 if 0.0 < lam < MLE_LAM and kappa <= 1e3 and gamma < mle_threshold(kappa) \
+        else lam
 
 
 def ladder(lam: float, ratio: float = LAM_RATIO, stop: float = 0.0) -> list:

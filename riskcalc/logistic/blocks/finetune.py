@@ -99,6 +99,9 @@ PANEL_BASE = 36
 #: client, max_seconds = 5: refused at 8.1 s, 1.5 GB); the residuals' deadline
 #: (``deadline.by_deadline``) is checked between evaluations only.
 SECONDS_BUILD = 3e-7
+#: Bytes of a ``Rule3`` per node (full tensor and mask) and per kept node (arrays, ``moments``'
+#: temporaries; 3.5 GB measured at 5e7 nodes, 2.1e7 kept), and the most one may take.
+BYTES_NODE, BYTES_KEPT, MAX_RULE3_BYTES = 9, 150, 1e9
 
 
 class Rule3:
@@ -126,6 +129,14 @@ class Rule3:
             raise Overtime(f"its next quadrature rule, of {nodes:.3g} nodes, built and "
                            "evaluated once, would have ended past it")
         (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
+        need = self.bytes(2.0 * sigmoid(kappa * xs) * ws, w1, w2)
+        if need > MAX_RULE3_BYTES:
+            raise SolverError(f"logistic fine-tuning: a quadrature rule of {nodes:.3g} nodes "
+                              f"(feature scales {max(kappa, scales[0]):.3g}, {scales[1]:.3g}, "
+                              f"{scales[2]:.3g}) would take about {need / 1e9:.2g} GB of "
+                              f"memory, beyond {MAX_RULE3_BYTES / 1e9:g} GB: the solution "
+                              "outgrew the rules that fit; its norm grows as lam falls on "
+                              "nearly separable data: give a larger lam")
         weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
                   * w1[None, :, None] * w2[None, None, :])
         keep = np.nonzero(weight > self.PRUNE * weight.max())
@@ -134,6 +145,15 @@ class Rule3:
         # z_g depends on (s, g_1) only: solved once per pair, then gathered.
         self.pair = keep[0] * x1.size + keep[1]
         self.s2, self.g12 = np.repeat(xs, x1.size), np.tile(x1, xs.size)
+
+    @classmethod
+    def bytes(cls, w0, w1, w2) -> float:
+        """Bytes of building the rule with axis weights ``w0`` (label weight included), ``w1``,
+        ``w2`` and one ``moments`` (``BYTES_*``); its kept nodes counted without the tensor."""
+        pair = np.outer(w0, w1).ravel()
+        floor = cls.PRUNE * pair.max() * w2.max()
+        kept = np.sum(w2.size - np.searchsorted(np.sort(w2), floor / pair, side="right"))
+        return BYTES_NODE * pair.size * w2.size + BYTES_KEPT * kept
 
     #: ``prox_g``'s view and values, ``prox_h``'s last points (class defaults: a rule built
     #: from its arrays alone starts without them).
@@ -169,7 +189,8 @@ class Rule3:
         """``(z_h, sigmoid(-z_h))``: ``prox_h`` and the sigmoid ``prox_near`` evaluates there."""
         start = self._t if self._t is not None and self._t.size == v.size else None
         t, p = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
-        self._t = t
+        # Never a NaN start (one at a NaN iterate made every later prox on this rule NaN).
+        self._t = t if np.isfinite(t).all() else None
         return t[0, :, 0], p[0, :, 0]
 
     @classmethod
@@ -244,13 +265,16 @@ def residuals(y, view: GlobalView, lam: float, rule: Rule3):
 def _root(y0, view, lam, rule, memory=None, deadline=None):
     from scipy.optimize import root
 
-
+    # A trial point beyond the prox's reach (its SolverError) fails this root, not the call.
     fun = by_deadline(residuals, deadline)
-    if memory is not None:
-        out = memory.root(lambda y: fun(y, view, lam, rule), y0, rule.n, TOL)
+    try:
+        out = None if memory is None else memory.root(lambda y: fun(y, view, lam, rule), y0,
+                                                      rule.n, TOL)
         if out is not None:
             return out
-    sol = root(fun, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+        sol = root(fun, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+    except SolverError:
+        return np.asarray(y0, float), np.inf, 0
     y = sol.x
     if not np.all(np.isfinite(y)):
         return y, np.inf, sol.nfev

@@ -237,7 +237,7 @@ class Rule:
         it)."""
         start = None if self._t is None or self._t.shape != v.shape else self._t[None]
         t, p = prox_near(v[None], np.full((1, 1, 1), float(mu)), start)
-        self._t = t[0]
+        self._t = t[0] if np.isfinite(t).all() else None      # (as ``finetune.Rule3``'s)
         return t[0], p[0]
 
     @property

@@ -35,7 +35,8 @@ from riskcalc._validate import as_array, integers, parameter, positive_int
 from riskcalc.logistic.engine.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.blocks.pooled import Federation, solve_pooled
-from riskcalc.logistic.ranges import MAX_IDENTICAL, check_gamma, check_global_lam, check_lam
+from riskcalc.logistic.ranges import (MAX_IDENTICAL, check_gamma, check_global_lam, check_lam,
+                                     mle_lam)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
 
@@ -93,7 +94,16 @@ class _Memories(dict):
 
 def check_grid_work(points, method, wanted, max_seconds):
     """``riskcalc.logistic.work.refuse`` for the whole grid before solving: the first point
-    cold, the others warm started."""
+    cold, the others warm started; penalties below MLE_LAM as solved (``ranges.mle_lam``,
+    ``point.pooled_lam``)."""
+    from riskcalc.logistic.finite_clients.point import pooled_lam
+
+    if method == "local_ridge":
+        points = [(g, r, s, mle_lam(lam, float(np.max(g)), float(np.max(np.hypot(s, r)))), lg)
+                  for g, r, s, lam, lg in points]
+    else:
+        points = [(g, r, s, lam, pooled_lam(g, r, s, lg)) for g, r, s, lam, lg in points]
+
     def at(t):
         return sum(finite_seconds(g, t * r, t * s, lam, lg, method, t * r[wanted],
                                   warm=k > 0) for k, (g, r, s, lam, lg) in enumerate(points))

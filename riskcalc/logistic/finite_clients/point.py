@@ -21,6 +21,7 @@ from riskcalc.logistic.fixed_point import settle, solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
+from riskcalc.logistic.ranges import MLE_LAM, mle_lam
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
@@ -72,6 +73,26 @@ def _federation(gam, rr, signal, weights, global_lam):
     return fed, inverse
 
 
+def pooled_lam(gam, rr, signal, global_lam, root=1.0):
+    """``global_lam``, or 0 where ``0 < global_lam < MLE_LAM`` and the pooled MLE exists
+    (Gordon's margin > 1; the norms times ``root = sqrt(<s>)`` under a spectrum): the global
+    model's lam = 0 limit, within O(global_lam), as ``ranges.mle_lam`` for one client (FedAvg
+    at global_lam = 1e-300 was refused as 11.9 s of work, or took 3.5 s, where 0 took 0.2 s)."""
+    if global_lam is None or not 0.0 < global_lam < MLE_LAM:
+        return global_lam
+    pairs = unique_rows(np.column_stack([gam, rr]))
+    return 0.0 if _pooled_mle(tuple(pairs[0][:, 0]), tuple(pairs[0][:, 1] * root),
+                              tuple(pairs[2]), float(signal * root)) else global_lam
+
+
+@lru_cache(maxsize=64)
+def _pooled_mle(gamma, r, count, signal) -> bool:
+    """Whether the pooled MLE exists (Gordon's margin > 1), remembered: advise's searches ask
+    at every call (7.5 s of its 14.8 s at global_lam = 1e-300, 2 clients)."""
+    fed = Federation(np.array(gamma), np.array(r), np.array(count), signal, "samples")
+    return separability_margin(fed) > 1.0
+
+
 @lru_cache(maxsize=16)
 def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
     """``solve_pooled``, remembered: the methods and penalties of one federation share their
@@ -80,21 +101,16 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
                                    weights), global_lam, max_seconds=max_seconds)
 
 
-#: Below this lam, RTFA's fine-tuning of a client whose MLE exists (gamma below the
-#: Candes-Sur threshold h) is its lam = 0 limit, the local MLE (``solve_fixed_point`` at lam =
-#: 0), within O(lam): the fine-tuning's log kappa_hg ~ log(lam mu_g / D_x) leaves
-#: ``ranges.LOG_WINDOW`` below lam ~ 1e-25 (gamma [0.05, 0.1], r [1, 0.5], signal 1: lam =
-#: 1e-300 failed "no convergence at lam = 1.30975e-26"; lam = 1e-24 to 1e-12 answer within
-#: 6e-8 of lam = 0, the quadrature's accuracy).
-MLE_LAM = 1e-20
 
 
 def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
-                  deadline=None):
+                  deadline=None, begun=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
     fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: every solve's
-    (``time.perf_counter``'s clock), past which ``deadline.Overtime``."""
+    (``time.perf_counter``'s clock), past which ``deadline.Overtime``; ``begun``: when the
+    call's ``max_seconds`` began (local ridge's refusals name it: was the seconds left,
+    "max_seconds = 0.499549" for 0.5)."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
@@ -106,15 +122,16 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
             res.diagnostics["residual"], None
     if method == "fedavg":
         return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0, None
-    if method == "rtfa" and 0.0 < lam < MLE_LAM and gamma < mle_threshold(kappa):
-        lam = 0.0
+    if method == "rtfa":        # the fine-tuning's log kappa_hg leaves its window there
+        lam = mle_lam(lam, gamma, kappa)
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
-        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-9)
+        begun = time.perf_counter() if begun is None else begun
+        limit = None if deadline is None else max(deadline - begun, 1e-9)
         r = float(fed.r[c])
         x, _, (k, c_e, C) = solve_fixed_point(gamma, fed.signal, r, lam, scale=0.0,
-                                              max_seconds=left)
+                                              max_seconds=limit, begun=begun)
         # The ladder's accuracy check, as without clients (the first rule's root alone was
         # 5.6e-9 off the finest rules' at gamma 0.5, signal 2, r 0.5, lam 0.05).
         x, _, _ = settle(x, k, gamma, fed.signal, r, lam, c_e, C, deadline)
@@ -158,6 +175,10 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
     ``spectrum.limits.check_work`` (was: no estimate, ``max_seconds`` ignored: scaled:1e4
     answered in 14-51 s with ``max_seconds = 5``, the oracle limit there refused)."""
     root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+    if method == "local_ridge":     # below MLE_LAM as solved (``ranges.mle_lam``)
+        lam = mle_lam(lam, float(np.max(gam)), root * float(np.max(np.hypot(signal, targets))))
+    else:
+        global_lam = pooled_lam(gam, rr, signal, global_lam, root)
 
     def at(t):
         t = t * root
@@ -205,6 +226,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     check_reach(signal, rr[wanted])
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
+    global_lam = None if local else pooled_lam(gam, rr, signal, global_lam)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
     if local:
         state = None
@@ -257,7 +279,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
             per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
                 fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
                 memory=memory.get(("finetune", c)),
-                deadline=None if max_seconds is None else begun + max_seconds)
+                deadline=None if max_seconds is None else begun + max_seconds, begun=begun)
         except Overtime as exc:
             # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
@@ -304,6 +326,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     m = gam.size
     local = method == "local_ridge"
     fed, inverse = _federation(gam, rr, signal, weights, None)
+    solve_lam = None if local else pooled_lam(gam, rr, signal, global_lam, np.sqrt(spectrum.mean))
     if not local and global_lam == 0.0:
         _federation(gam * 1.0, rr * np.sqrt(spectrum.mean), signal * np.sqrt(spectrum.mean),
                     weights, 0.0)           # separability of the whitened pool: raises
@@ -326,13 +349,13 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
         try:
             try:
                 views, (overlap, dist, iterations, residual) = client_views(
-                    fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups,
+                    fed, spectrum, solve_lam, "fedavg" if mle else method, lam, groups,
                     deadline)
             except SolverError as exc:
                 if method != "pfedme":
                     raise
                 raise no_joint_root(exc, fed, inverse, lam, lambda v: client_views(
-                    fed, spectrum, global_lam, method, v, groups, deadline),
+                    fed, spectrum, solve_lam, method, v, groups, deadline),
                     spectrum.mean) from None
         except Overtime as exc:
             # global_lam = 0 just inside the pooled separability threshold: past 60 s with
