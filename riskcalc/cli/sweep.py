@@ -107,6 +107,8 @@ def run(args) -> int:
     for k in ("gamma", "sigma", "r", "rho"):
         points *= len(values[k]) if values[k] else 1
     spectrum = spectrum_from_args(args, d=args.d)
+    for setting in settings:
+        fedargs.simulated_route(args, args.method, setting, spectrum)
     run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, kind=args.measure,
                steps=args.steps, step_size=args.step_size, **values)
     # The time of the tasks --cache does not hold: a resumed sweep is not refused for the

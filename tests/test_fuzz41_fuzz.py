@@ -1,0 +1,39 @@
+"""Issue 32, fuzz41 (fuzz): what this fuzz found, each test failing before."""
+
+import json
+
+import pytest
+
+from tests.helpers import run_cli
+
+
+def _federation(tmp_path, spectrum=None):
+    """Two clients of gamma 0.5 and 0.8 (pooled N > d), each of covariance ``spectrum``."""
+    clients = [{"name": "a", "gamma": 0.5, "r": 1.0, "sigma": 0.5},
+               {"name": "b", "gamma": 0.8, "r": 0.5, "sigma": 0.5}]
+    for c in clients:
+        if spectrum is not None:
+            c["spectrum"] = spectrum
+    path = tmp_path / f"fed{'' if spectrum is None else '_spectrum'}.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    return str(path)
+
+
+@pytest.mark.parametrize("verb", [["predict"], ["compare", "--d", "40", "--reps", "2"]])
+def test_a_route_beside_a_federation_is_checked_as_at_finite_m(verb, tmp_path, capsys):
+    """F1: ``predict ftfa --clients 3 --route kappa`` is refused (the finite-M limit has one
+    route) and ``--route closed`` under a spectrum too; beside ``--federation`` predict refused
+    kappa naming --clients-file, and took closed under the file's two-point spectrum; compare
+    (and sweep) ignored both under ``--global federated``. Now one check names the option."""
+    plain = _federation(tmp_path)
+    code, out, err = run_cli([*verb[:1], "ftfa", "--federation", plain, "--route", "kappa",
+                              *verb[1:]], capsys)
+    option = "--federation" if verb == ["predict"] else "--global federated"
+    assert code == 2 and f"--route kappa does not apply with {option}" in err and not out
+    spec = _federation(tmp_path, "two-point:1,4,0.5")
+    code, out, err = run_cli([*verb[:1], "ftfa", "--federation", spec, "--route", "closed",
+                              *verb[1:]], capsys)
+    assert code == 2 and "holds for Sigma = I only" in err and not out
+    code, out, _ = run_cli(["predict", "ftfa", "--federation", plain, "--route", "closed"],
+                           capsys)
+    assert code == 0 and "risk      0.25" in out     # Sigma = I: closed still answers
