@@ -1,9 +1,12 @@
 """Issue 32, fuzz41 (fuzz): what this fuzz found, each test failing before."""
 
+import io
 import json
+import sys
 
 import pytest
 
+from riskcalc.cli import main
 from tests.helpers import run_cli
 
 
@@ -37,3 +40,19 @@ def test_a_route_beside_a_federation_is_checked_as_at_finite_m(verb, tmp_path, c
     code, out, _ = run_cli(["predict", "ftfa", "--federation", plain, "--route", "closed"],
                            capsys)
     assert code == 0 and "risk      0.25" in out     # Sigma = I: closed still answers
+
+
+def test_a_name_outside_the_outputs_encoding_is_escaped_not_an_error(tmp_path, monkeypatch):
+    """F2: a client named 'é客' printed by ``advise`` to an ASCII stdout (PYTHONIOENCODING=ascii,
+    or a Windows code page) stopped the table halfway with "error: 'ascii' codec can't encode
+    characters ...", exit 2; now the name is escaped and the advice printed whole."""
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"name": "é客", "gamma": 0.5, "r": 1.0, "sigma": 0.5},
+        {"name": "b", "gamma": 0.8, "r": 0.5, "sigma": 0.5}]}), encoding="utf-8")
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = main(["advise", "--federation", str(fed), "--methods", "fedavg", "--no-progress"])
+    sys.stdout.flush()
+    out = raw.getvalue().decode("ascii")
+    assert code == 0 and "client 0 (\\xe9\\u5ba2): fedavg" in out and "weights p_j" in out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import re
 import sys
 
@@ -177,6 +178,10 @@ INTERRUPTED = {
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A client name outside the output's encoding (PYTHONIOENCODING=ascii, a Windows code
+        # page) stopped advise's table halfway: "error: 'ascii' codec can't encode ...".
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return _run(argv)
     except KeyboardInterrupt:
