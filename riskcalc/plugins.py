@@ -130,13 +130,17 @@ def load_plugin(path) -> None:
     if not isinstance(path, (str, bytes, os.PathLike)):    # None was pathlib's TypeError
         raise PluginError(f"plugin path must be a str or os.PathLike, got "
                           f"{type(path).__name__} {path!r:.40}")
+    if not user_path(path).strip():     # was "plugin /work/dir: no such file": the cwd
+        raise PluginError("plugin path needs a file name, got an empty one")
     path = pathlib.Path(user_path(path)).resolve()      # '~/p.py' was a folder named ~
     if str(path) in _LOADED:
         return
     why = unreadable(path)      # a 5000-character name: OSError from is_file, a traceback
     if why or not path.is_file():
-        raise PluginError(f"plugin {path}: " + (why if why and why != "does not exist"
-                                                else "no such file"))
+        raise PluginError(f"plugin {path}: " + (
+            why if why and why != "does not exist" else
+            "a folder, not a Python file (.py) that registers methods" if path.is_dir()
+            else "no such file"))
     if path.suffix != ".py":
         raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
                           "methods")

@@ -56,3 +56,18 @@ def test_a_name_outside_the_outputs_encoding_is_escaped_not_an_error(tmp_path, m
     sys.stdout.flush()
     out = raw.getvalue().decode("ascii")
     assert code == 0 and "client 0 (\\xe9\\u5ba2): fedavg" in out and "weights p_j" in out
+
+
+@pytest.mark.parametrize("argv", [["--plugin", ""], ["--plugin= "]])
+def test_an_empty_plugin_name_is_refused_by_name_not_as_the_working_folder(argv, capsys):
+    """F3: ``riskcalc --plugin '' predict ...`` (or ``--plugin=``) said "plugin /work/dir: no
+    such file", naming the working folder, which exists; ``plugins.load_plugin(".")`` too."""
+    from riskcalc import plugins
+
+    code, out, err = run_cli([*argv, "predict", "ftfa", "--gamma", "2", "--r", "1",
+                              "--sigma", "0.5"], capsys)
+    assert code == 2 and err == "error: --plugin needs a file name, got an empty one\n"
+    with pytest.raises(ValueError, match="needs a file name, got an empty one"):
+        plugins.load_plugin("")
+    with pytest.raises(ValueError, match="a folder, not a Python file"):
+        plugins.load_plugin(".")
