@@ -2,6 +2,8 @@
 
 import io
 import json
+import os
+import stat
 import sys
 
 import pytest
@@ -71,3 +73,17 @@ def test_an_empty_plugin_name_is_refused_by_name_not_as_the_working_folder(argv,
         plugins.load_plugin("")
     with pytest.raises(ValueError, match="a folder, not a Python file"):
         plugins.load_plugin(".")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_figures_refuse_a_pipe_where_the_set_writes_a_file(tmp_path):
+    """F4: ``figures p003-region --out DIR`` with a named pipe at DIR/p003-region.csv replaced
+    the pipe by the CSV (the set's renames), where ``--out FILE`` refuses a device, pipe or
+    socket and a directory there is refused; now refused before drawing (``check_targets``,
+    which ``riskcalc figures`` runs on every set first), the pipe kept."""
+    from figures.install import check_targets, set_files
+
+    os.mkfifo(tmp_path / "p003-region.csv")
+    with pytest.raises(ValueError, match="p003-region.csv is not a regular file"):
+        check_targets(set_files("p003-region", tmp_path, ("png",)), tmp_path)
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "p003-region.csv").st_mode)
