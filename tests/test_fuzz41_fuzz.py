@@ -87,3 +87,19 @@ def test_figures_refuse_a_pipe_where_the_set_writes_a_file(tmp_path):
     with pytest.raises(ValueError, match="p003-region.csv is not a regular file"):
         check_targets(set_files("p003-region", tmp_path, ("png",)), tmp_path)
     assert stat.S_ISFIFO(os.lstat(tmp_path / "p003-region.csv").st_mode)
+
+
+def test_a_simulation_budget_refusal_advises_only_options_that_apply(tmp_path, capsys):
+    """F5: ``compare``/``sweep``'s refusal of a long simulation advised "lower --reps, --d or
+    --clients" under the oracle global model (where --clients is refused: "applies with
+    --global federated only") and beside --federation (refused there too: "give --clients M
+    or --federation, not both"); the rounds path already named the federation's clients."""
+    argv = ["rtfa", "--lam", "0.5", "--d", "100000", "--reps", "2", "--no-progress"]
+    code, _, err = run_cli(["compare", *argv, "--gamma", "2", "--r", "1", "--sigma", "0.5"],
+                           capsys)
+    assert code == 2 and "lower --reps or --d, or raise --gamma" in err
+    assert "--clients" not in err
+    for verb in ("compare", "sweep"):
+        code, _, err = run_cli([verb, *argv, "--federation", _federation(tmp_path)], capsys)
+        assert code == 2 and "lower --reps, --d or the federation's clients" in err
+        assert "--clients" not in err
