@@ -103,3 +103,24 @@ def test_a_simulation_budget_refusal_advises_only_options_that_apply(tmp_path, c
         code, _, err = run_cli([verb, *argv, "--federation", _federation(tmp_path)], capsys)
         assert code == 2 and "lower --reps, --d or the federation's clients" in err
         assert "--clients" not in err
+
+
+@pytest.mark.parametrize("option, said", [
+    ("--gamma", "read it as 0: --gamma must lie in [1e-100, 1e+100]\n"),
+    ("--max-minutes", "read it as 0: give 0 if that is meant and the option takes it, else a "
+                      "number in its range\n"),
+    ("--sigma", "read it as 0: give 0 or a number above 1e-300\n")])
+def test_a_number_below_the_floats_gets_advice_that_fits_the_option(option, said, tmp_path,
+                                                                      capsys):
+    """F6: ``--gamma 1e-400`` (or ``--max-minutes``, ``--step-size``, and ``"gamma": 1e-400``
+    in a federation file) was told "give 0 or a number above 1e-300", values its range
+    refuses ("--max-minutes must be a finite number > 0"); the advice now fits the option."""
+    argv = {"--gamma": "2", "--r": "1", "--sigma": "0.5", option: "1e-400"}
+    code, out, err = run_cli(["predict", "ftfa", *(x for kv in argv.items() for x in kv)],
+                             capsys)
+    assert code == 2 and not out and err.endswith(said) and err.count("\n") == 1
+    fed = tmp_path / "fed.json"
+    fed.write_text('{"fedrisk_federation": 1, "clients": [{"gamma": 1e-400, "r": 1, "sigma": 1},'
+                   ' {"gamma": 0.5, "r": 1, "sigma": 1}]}')
+    code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
+    assert code == 2 and err.endswith("read it as 0: gamma must lie in [1e-100, 1e+100]\n")

@@ -17,7 +17,7 @@ import sys
 from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_csv, write_rows
 from riskcalc._validate import parameter
 from riskcalc._text import Underflow, decimal, distinct, integer
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, underflow
 from riskcalc.cli.options import families, fedargs
 from riskcalc.cli.shared import guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
@@ -33,7 +33,7 @@ def _floats(name: str, text):
     try:
         values = [decimal(x) for x in str(text).split(",")]
     except Underflow as exc:
-        raise ValueError(f"--{name}: {exc}") from None
+        raise ValueError(underflow(f"--{name}", name, exc)) from None
     except ValueError:
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
                          ) from None

@@ -43,13 +43,16 @@ def check_keys(probe, j, obj, allowed, what):
 
 def check_number(probe, j, key, value):
     value = _python(value)
+    low, high = RANGES.get(key, RANGES["r"])
     if isinstance(value, NonFinite):
-        raise probe.error(j, f"{key}: {value.problem}" if value.problem else
+        problem = value.problem
+        if problem and low > 0:     # "give 0 or a number above 1e-300": gamma takes neither
+            problem = f"{problem.partition(': give ')[0]}: {key} must lie in [{low:g}, {high:g}]"
+        raise probe.error(j, f"{key}: {problem}" if problem else
                           f"{key} must be a finite number, got {value!r}")
     if type(value) not in (int, float):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
                              "numbers are JSON numbers, not strings or booleans)")
-    low, high = RANGES.get(key, RANGES["r"])
     if not np.isfinite(_float(value)):
         raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
                              f"{_short(value)}")
