@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 
+import numpy as np
 import pytest
 
 from riskcalc.cli import main
@@ -124,3 +125,19 @@ def test_a_number_below_the_floats_gets_advice_that_fits_the_option(option, said
                    ' {"gamma": 0.5, "r": 1, "sigma": 1}]}')
     code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
     assert code == 2 and err.endswith("read it as 0: gamma must lie in [1e-100, 1e+100]\n")
+
+
+def test_a_csv_keeps_integer_client_ids_past_2_53_exact(tmp_path):
+    """F7: a data CSV's client ids past 2^53 (64-bit hashes, 2^62 + k) were read through
+    floats: three clients became one and were refused as "client ids given as floating-point
+    numbers must lie below 2^53 ..., got 4.6116860184273879e+18", a number the file does not
+    hold, where a .npz keeps the same integer ids exact; now the CSV keeps them too."""
+    from riskcalc.estimate.files import load
+
+    ids = [2 ** 62, 2 ** 62 + 1, 2 ** 62 + 2, 2 ** 53 + 1]
+    path = tmp_path / "d.csv"
+    path.write_text("client,y,x0\n" + "".join(f"{c},1.0,{k}.5\n" for k, c in enumerate(ids)))
+    X, y, client = load(str(path))
+    assert client.dtype == np.int64 and client.tolist() == ids and X[:, 0].tolist()[1] == 1.5
+    path.write_text("client,y,x0\n" + "".join(f"{c}.0,1.0,2\n" for c in ids))
+    assert load(str(path))[2].dtype == float       # written as floats: read as floats
