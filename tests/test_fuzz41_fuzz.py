@@ -141,3 +141,18 @@ def test_a_csv_keeps_integer_client_ids_past_2_53_exact(tmp_path):
     assert client.dtype == np.int64 and client.tolist() == ids and X[:, 0].tolist()[1] == 1.5
     path.write_text("client,y,x0\n" + "".join(f"{c}.0,1.0,2\n" for c in ids))
     assert load(str(path))[2].dtype == float       # written as floats: read as floats
+
+
+def test_a_federation_count_whose_text_is_no_integer_is_refused(tmp_path, capsys):
+    """F8: ``"n": 200.00000000000001`` in a federation file (a float reads it as 200.0) was
+    taken as 200 samples, where the command line refuses ``--clients 200.00000000000001``
+    ("must be an integer"); a number key written so stays the number it rounds to."""
+    fed = tmp_path / "fed.json"
+    fed.write_text('{"fedrisk_federation": 1, "d": 100, "clients": [{"n": 200.00000000000001, '
+                   '"r": 1, "sigma": 0.5}, {"n": 150, "r": 0.5, "sigma": 0.50000000000000001}]}')
+    code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
+    assert code == 2 and not out
+    assert "client 0: n must be an integer, got 200.00000000000001 (a float reads it as 200)" in err
+    fed.write_text(fed.read_text().replace("200.00000000000001", "2e2"))
+    code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
+    assert code == 0 and "sigma = 0.5" in out, err
