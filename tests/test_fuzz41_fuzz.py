@@ -156,3 +156,16 @@ def test_a_federation_count_whose_text_is_no_integer_is_refused(tmp_path, capsys
     fed.write_text(fed.read_text().replace("200.00000000000001", "2e2"))
     code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
     assert code == 0 and "sigma = 0.5" in out, err
+
+
+def test_from_object_takes_a_numpy_integer_version_as_its_counts():
+    """F9: ``federation_file.from_object`` takes numpy numbers for every count and number of a
+    dict built in Python (``"n": np.int32(20)``), but refused ``"fedrisk_federation":
+    np.int64(1)`` as "must be the integer 1, got np.int64(1)"."""
+    from riskcalc.federation_file import from_object
+
+    ff = from_object({"fedrisk_federation": np.int64(1), "d": np.int64(10), "clients": [
+        {"n": np.int32(20), "r": 1.0, "sigma": 0.5}]}, "fed")
+    assert ff.versioned and ff.d == 10 and ff.clients[0]["n"] == 20
+    with pytest.raises(ValueError, match="must be the integer 1, got np.True_"):
+        from_object({"fedrisk_federation": np.True_, "clients": [{"gamma": 1.0}]}, "fed")
