@@ -135,7 +135,7 @@ def _json_float(text: str):
         value = decimal(text, finite=True)
     except (Underflow, Overflow) as exc:
         return NonFinite(text, str(exc))
-    if value == int(value) and Decimal(text) != int(value):
+    if value == int(value) and Decimal(text) != Decimal(text).to_integral_value():
         value = WholeText(value)
         value.text = text
     return value
