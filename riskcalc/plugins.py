@@ -19,6 +19,7 @@ method too, in this process and in worker processes alike. ``add_registry`` lets
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
 from dataclasses import replace
@@ -187,7 +188,12 @@ def load(files) -> None:
     load_entry_points()
     for path in files:
         load_plugin(path)
-    os.environ[ENV] = os.pathsep.join(str(pathlib.Path(user_path(p)).resolve()) for p in files)
+    paths = [str(pathlib.Path(user_path(p)).resolve()) for p in files]
+    # A path holding the separator ("sh:rk.py") was split in the workers ("plugin .../sh: no
+    # such file", a traceback from every worker): such a list is recorded as JSON instead (an
+    # absolute path never starts with "[").
+    os.environ[ENV] = (json.dumps(paths) if any(os.pathsep in p for p in paths)
+                       else os.pathsep.join(paths))
 
 
 def load_from_env() -> None:
@@ -196,5 +202,6 @@ def load_from_env() -> None:
     if files is None:
         return
     load_entry_points()
-    for path in filter(None, files.split(os.pathsep)):
+    for path in (json.loads(files) if files.startswith("[")
+                 else filter(None, files.split(os.pathsep))):
         load_plugin(path)

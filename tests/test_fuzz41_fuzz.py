@@ -169,3 +169,21 @@ def test_from_object_takes_a_numpy_integer_version_as_its_counts():
     assert ff.versioned and ff.d == 10 and ff.clients[0]["n"] == 20
     with pytest.raises(ValueError, match="must be the integer 1, got np.True_"):
         from_object({"fedrisk_federation": np.True_, "clients": [{"gamma": 1.0}]}, "fed")
+
+
+def test_a_plugin_path_holding_the_path_separator_reaches_the_workers(tmp_path, monkeypatch):
+    """F10: ``riskcalc --plugin 'p/sh:rk.py' compare ... --jobs 2``: the plugin files are
+    passed to the worker processes in FEDRISK_PLUGINS, joined by os.pathsep, and split there
+    ("plugin .../p/sh: no such file", a traceback from every worker, exit 1); a list holding
+    the separator is now recorded as JSON, and read back whole."""
+    from riskcalc import plugins
+
+    monkeypatch.setenv(plugins.ENV, "")     # restored after the test, whatever load sets
+    path = tmp_path / f"sh{os.pathsep}rk" / "fz41p.py"
+    path.parent.mkdir()
+    path.write_text("X = 1\n")
+    plugins.load([str(path)])
+    seen = []
+    monkeypatch.setattr(plugins, "load_plugin", seen.append)
+    plugins.load_from_env()
+    assert seen == [str(path.resolve())]
