@@ -18,13 +18,17 @@ def set_files(fig_id: str, out_dir, formats=IMAGE_FORMATS) -> dict:
 
 
 def check_targets(files: dict, out_dir) -> None:
-    """ValueError naming the file of the set (``set_files``) that a rename cannot replace, a
-    directory: found before the set is drawn, not as the raw error of a rename halfway
-    through its install."""
+    """ValueError naming the file of the set (``set_files``) that a rename cannot or must not
+    replace, a directory or a device, pipe or socket: found before the set is drawn, not as
+    the raw error of a rename halfway through its install."""
     for path in files.values():
         if path.is_dir() and not path.is_symlink():
             raise ValueError(f"{out_dir}: {path.name} is a directory, where the figure set "
                              "writes a file: move it away")
+        if path.exists() and not path.is_symlink() and not path.is_file():
+            # A named pipe or a device was replaced by the rename, as --out FILE refuses.
+            raise ValueError(f"{out_dir}: {path.name} is not a regular file (a device, pipe "
+                             "or socket), where the figure set writes a file: move it away")
 
 
 def install(staged: dict, files: dict, stale: list, staging: Path) -> None:

@@ -16,13 +16,14 @@ import json
 import os
 import re
 import sys
+from decimal import Decimal
 
 import numpy as np
 
 from riskcalc._text import Overflow, Underflow, decimal
 from riskcalc._validate import file_size
 
-__all__ = ["NonFinite", "kind", "load"]
+__all__ = ["NonFinite", "WholeText", "kind", "load"]
 
 
 class NonFinite:
@@ -36,6 +37,15 @@ class NonFinite:
 
     def __repr__(self):
         return self.text
+
+
+class WholeText(float):
+    """A JSON number whose float is whole though its text is not an integer
+    (``200.00000000000001``, which a float reads as 200.0): a number where one is wanted, no
+    integer (``"n": 200.00000000000001`` was taken as 200 clients' samples, where the command
+    line refuses ``--d 20.0000000000000001``); ``text`` is as written."""
+
+    text = ""
 
 
 class _Object(dict):
@@ -122,9 +132,13 @@ def _json_float(text: str):
     (fuzz38 docs F2), and so is one beyond the largest float (``"r": 1e999`` was "r must be a
     finite number ..., got inf", a value the file does not hold)."""
     try:
-        return decimal(text, finite=True)
+        value = decimal(text, finite=True)
     except (Underflow, Overflow) as exc:
         return NonFinite(text, str(exc))
+    if value == int(value) and Decimal(text) != Decimal(text).to_integral_value():
+        value = WholeText(value)
+        value.text = text
+    return value
 
 
 def _depth(text: str) -> int:
@@ -143,5 +157,7 @@ def kind(value) -> str:
         return "an object"
     if isinstance(value, NonFinite):
         return value.text
+    if isinstance(value, WholeText):
+        return "a number"
     return {bool: "a boolean", str: "a string", int: "a number", float: "a number",
             list: "a list", type(None): "null"}.get(type(value), type(value).__name__)

@@ -19,6 +19,7 @@ method too, in this process and in worker processes alike. ``add_registry`` lets
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
 from dataclasses import replace
@@ -130,13 +131,17 @@ def load_plugin(path) -> None:
     if not isinstance(path, (str, bytes, os.PathLike)):    # None was pathlib's TypeError
         raise PluginError(f"plugin path must be a str or os.PathLike, got "
                           f"{type(path).__name__} {path!r:.40}")
+    if not user_path(path).strip():     # was "plugin /work/dir: no such file": the cwd
+        raise PluginError("plugin path needs a file name, got an empty one")
     path = pathlib.Path(user_path(path)).resolve()      # '~/p.py' was a folder named ~
     if str(path) in _LOADED:
         return
     why = unreadable(path)      # a 5000-character name: OSError from is_file, a traceback
     if why or not path.is_file():
-        raise PluginError(f"plugin {path}: " + (why if why and why != "does not exist"
-                                                else "no such file"))
+        raise PluginError(f"plugin {path}: " + (
+            why if why and why != "does not exist" else
+            "a folder, not a Python file (.py) that registers methods" if path.is_dir()
+            else "no such file"))
     if path.suffix != ".py":
         raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
                           "methods")
@@ -183,7 +188,12 @@ def load(files) -> None:
     load_entry_points()
     for path in files:
         load_plugin(path)
-    os.environ[ENV] = os.pathsep.join(str(pathlib.Path(user_path(p)).resolve()) for p in files)
+    paths = [str(pathlib.Path(user_path(p)).resolve()) for p in files]
+    # A path holding the separator ("sh:rk.py") was split in the workers ("plugin .../sh: no
+    # such file", a traceback from every worker): such a list is recorded as JSON instead (an
+    # absolute path never starts with "[").
+    os.environ[ENV] = (json.dumps(paths) if any(os.pathsep in p for p in paths)
+                       else os.pathsep.join(paths))
 
 
 def load_from_env() -> None:
@@ -192,5 +202,6 @@ def load_from_env() -> None:
     if files is None:
         return
     load_entry_points()
-    for path in filter(None, files.split(os.pathsep)):
+    for path in (json.loads(files) if files.startswith("[")
+                 else filter(None, files.split(os.pathsep))):
         load_plugin(path)

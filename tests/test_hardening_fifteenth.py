@@ -130,8 +130,14 @@ def test_estimate_tells_large_client_ids_apart(tmp_path):
     np.savez(tmp_path / "d.npz", X=X, y=y, client=np.repeat(np.arange(3), 20) + 2 ** 62)
     ids = [c["id"] for c in estimate_file(tmp_path / "d.npz").as_dict()["clients"]]
     assert ids == [2 ** 62, 2 ** 62 + 1, 2 ** 62 + 2]
+    # A CSV's integer ids are kept exact as well (fuzz41 fuzz F7: they were read as floats,
+    # 2^53 + 1 as 2^53, and refused); written as floats, past 2^53 they are refused.
     (tmp_path / "d.csv").write_text("client,y,x0\n" + "".join(
-        f"{2 ** 53 + j % 2},{v},{u}\n" for j, (v, u) in enumerate(zip(y, X[:, 0]))))
+        f"{2 ** 53 + j % 3},{v},{u}\n" for j, (v, u) in enumerate(zip(y, X[:, 0]))))
+    ids = [c["id"] for c in estimate_file(tmp_path / "d.csv").as_dict()["clients"]]
+    assert ids == [2 ** 53, 2 ** 53 + 1, 2 ** 53 + 2]
+    (tmp_path / "d.csv").write_text("client,y,x0\n" + "".join(
+        f"{2 ** 53 + j % 2}.0,{v},{u}\n" for j, (v, u) in enumerate(zip(y, X[:, 0]))))
     with pytest.raises(ValueError, match="client ids given as floating-point numbers must lie"):
         estimate_file(tmp_path / "d.csv")
 

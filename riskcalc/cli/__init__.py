@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import re
 import sys
 
@@ -81,6 +82,22 @@ _ONCE = {name: type(f"_Once{cls.__name__}", (_Once, cls), {}) for name, cls in (
     ("store_true", argparse._StoreTrueAction), ("store_false", argparse._StoreFalseAction))}
 
 
+def underflow(name: str, dest: str, exc) -> str:
+    """The message of option ``name`` (``dest``) given a nonzero number below the floats
+    (``_text.Underflow``): its advice "give 0 or a number above 1e-300" fits the options of
+    range [0, 1e100] only (--gamma refuses both, --step-size and --max-minutes refuse 0)."""
+    from riskcalc._validate import RANGES
+
+    said = str(exc).partition(": give ")[0]
+    low, high = RANGES.get(dest, (None, None))
+    if low == 0:
+        return f"{name}: {exc}"
+    if low is not None:
+        return f"{name}: {said}: {name} must lie in [{low:g}, {high:g}]"
+    return (f"{name}: {said}: give 0 if that is meant and the option takes it, else a number "
+            "in its range")
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention,
     that takes no abbreviated option names, whose options may be given once each (``_Once``;
@@ -112,7 +129,10 @@ class _Parser(argparse.ArgumentParser):
                 # finite: "--gamma 1e400" said "got inf", not what was typed (fuzz41 api F6);
                 # --max-minutes says itself how to ask for no limit (guards.max_seconds).
                 return decimal(arg_string, finite=action.dest != "max_minutes")
-            except (Underflow, Overflow) as exc:    # argparse: "invalid float value: '1e-400'"
+            except Underflow as exc:     # argparse said only "invalid float value: '1e-400'"
+                raise argparse.ArgumentError(None, underflow(name or action.dest, action.dest,
+                                                             exc)) from None
+            except Overflow as exc:
                 raise argparse.ArgumentError(None, f"{name or action.dest}: {exc}") from None
             except ValueError:
                 pass
@@ -179,6 +199,10 @@ INTERRUPTED = {
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A client name outside the output's encoding (PYTHONIOENCODING=ascii, a Windows code
+        # page) stopped advise's table halfway: "error: 'ascii' codec can't encode ...".
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return _run(argv)
     except KeyboardInterrupt:

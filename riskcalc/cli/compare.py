@@ -134,6 +134,7 @@ def _run(args) -> int:
         return rounds.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
+    fedargs.simulated_route(args, spec.method, setting, spec.spectrum)
     guards.linear_budget(args, setting, spec.gamma, 1)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, measure=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,

@@ -146,8 +146,10 @@ def _finite_clients(args, spec):
     if fed is None:
         return riskcalc.spec_limit(spec, route=args.route, clients=args.clients,
                                    weights=weights), None
-    if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
-        raise ValueError("--clients-file takes scalar model options and route auto")
+    option = "--federation" if getattr(args, "federation", None) else "--clients-file"
+    if np.ndim(spec.gamma) or np.ndim(spec.sigma):
+        raise ValueError(f"{option} takes scalar model options")
+    fedargs.finite_route(args, option, [spec.spectrum] + list(fed.get("spectra") or []))
     _finite_clients_budget(args, spec, fed)
     tune = spec.info.tuning
     shared = {} if "spectra" in fed else {"spectrum": spec.spectrum}

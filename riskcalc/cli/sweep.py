@@ -17,7 +17,7 @@ import sys
 from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_csv, write_rows
 from riskcalc._validate import parameter
 from riskcalc._text import Overflow, Underflow, decimal, distinct, integer
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, underflow
 from riskcalc.cli.options import families, fedargs
 from riskcalc.cli.shared import guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
@@ -32,7 +32,9 @@ def _floats(name: str, text):
         return None
     try:
         values = [decimal(x, finite=True) for x in str(text).split(",")]
-    except (Underflow, Overflow) as exc:     # 1e400 said "got inf" (fuzz41 api F6)
+    except Underflow as exc:
+        raise ValueError(underflow(f"--{name}", name, exc)) from None
+    except Overflow as exc:     # 1e400 said "got inf" (fuzz41 api F6)
         raise ValueError(f"--{name}: {exc}") from None
     except ValueError:
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
@@ -107,6 +109,8 @@ def run(args) -> int:
     for k in ("gamma", "sigma", "r", "rho"):
         points *= len(values[k]) if values[k] else 1
     spectrum = spectrum_from_args(args, d=args.d)
+    for setting in settings:
+        fedargs.simulated_route(args, args.method, setting, spectrum)
     run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, measure=args.measure,
                steps=args.steps, step_size=args.step_size, **values)
     # The time of the tasks --cache does not hold: a resumed sweep is not refused for the

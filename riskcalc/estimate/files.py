@@ -189,7 +189,29 @@ def _load_csv(path):
     if not feats:   # was "X must be a non-empty 2-D array (N x d), got shape (3, 0)"
         raise ValueError(f"data file {path}: the CSV has no feature column (only client and y); "
                          "every column other than client and y is a feature of X")
-    return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
+    client = table[:, header.index("client")]
+    if client.size and np.max(np.abs(client)) >= 2.0 ** 53:
+        client = _integer_ids(path, header.index("client"), client)
+    return table[:, feats], table[:, header.index("y")], client
+
+
+def _integer_ids(path, column, floats):
+    """The client column of the CSV ``path`` as exact int64 ids when every field is an integer
+    of the int64 range, else ``floats`` (read as numpy reads it): ids past 2^53, such as
+    64-bit hashes, were read through floats, merged there, and refused as "given as
+    floating-point numbers", naming a rounded id the file does not hold."""
+    ids = []
+    with open(path, encoding="utf-8-sig") as fh:
+        next(fh, None)
+        for line in fh:
+            text = line.split("#", 1)[0].strip()     # loadtxt's comments and blank lines
+            if text:
+                cell = next(csv.reader([text]))[column].strip()
+                if not re.fullmatch(r"[-+]?[0-9]{1,19}", cell) or not (
+                        -2 ** 63 <= int(cell) < 2 ** 63):
+                    return floats
+                ids.append(int(cell))
+    return np.array(ids, dtype=np.int64) if len(ids) == len(floats) else floats
 
 
 def _bad_line(path, header):

@@ -20,7 +20,7 @@ import numpy as np
 
 from riskcalc._files import user_path
 from riskcalc._validate import MAX_INT, RANGES
-from riskcalc.json_strict import NonFinite
+from riskcalc.json_strict import NonFinite, WholeText
 from riskcalc.json_strict import kind as _kind
 from riskcalc.spectrum import ordered_steps, spec_kind, step_count
 
@@ -43,13 +43,16 @@ def check_keys(probe, j, obj, allowed, what):
 
 def check_number(probe, j, key, value):
     value = _python(value)
+    low, high = RANGES.get(key, RANGES["r"])
     if isinstance(value, NonFinite):
-        raise probe.error(j, f"{key}: {value.problem}" if value.problem else
+        problem = value.problem
+        if problem and low > 0:     # "give 0 or a number above 1e-300": gamma takes neither
+            problem = f"{problem.partition(': give ')[0]}: {key} must lie in [{low:g}, {high:g}]"
+        raise probe.error(j, f"{key}: {problem}" if problem else
                           f"{key} must be a finite number, got {value!r}")
     if type(value) not in (int, float):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
                              "numbers are JSON numbers, not strings or booleans)")
-    low, high = RANGES.get(key, RANGES["r"])
     if not np.isfinite(_float(value)):
         raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
                              f"{_short(value)}")
@@ -64,6 +67,9 @@ def check_number(probe, j, key, value):
 
 def check_integer(probe, j, key, value, minimum, maximum=MAX_INT):
     # An int is whole, however long (10^400 was 'must be an integer', then its digits).
+    if isinstance(value, WholeText):
+        raise probe.error(j, f"{key} must be an integer, got {value.text[:40]} (a float reads "
+                             f"it as {float(value):.17g})")
     value = _python(value)
     if isinstance(value, NonFinite) or type(value) not in (int, float) or (
             type(value) is float and not (np.isfinite(value) and value == int(value))):
@@ -84,6 +90,8 @@ def _python(value):
     """A numpy integer or float (``from_object``'s dict built in Python) as the Python number
     it holds: np.float64(0.5) was refused as "numbers are JSON numbers, not strings or
     booleans", which every other entry of the API takes. numpy's bool is no number."""
+    if isinstance(value, WholeText):    # a number: 2.00000000000000001 is gamma 2.0
+        return float(value)
     return value.item() if isinstance(value, (np.integer, np.floating)) else value
 
 

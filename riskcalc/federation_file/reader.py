@@ -43,6 +43,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+import numpy as np
+
 from riskcalc._files import user_path
 from riskcalc._validate import RANGES, flag
 from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
@@ -280,6 +282,8 @@ def _object(data, path, where):
                          f"[...]}}; this object has no \"{FORMAT_KEY}\" key")
     check_keys(probe, None, data, TOP_KEYS, "top-level")
     version = data[FORMAT_KEY]
+    if isinstance(version, np.integer):     # as every count of from_object's dict takes it
+        version = int(version)
     if type(version) is not int:
         raise ValueError(f"{where}: \"{FORMAT_KEY}\" must be the integer {VERSION}, got "
                          + (f"{version!r}" if isinstance(version, NonFinite)

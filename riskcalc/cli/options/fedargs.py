@@ -303,6 +303,41 @@ def client_spectra(args, fed) -> list | None:
     return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]
 
 
+def finite_route(args, option, spectra) -> None:
+    """``--route`` beside a finite-M limit over ``option``'s clients: auto, or closed where
+    every covariance of ``spectra`` (Spectrum objects, SPECs or None for Sigma = I) is the
+    identity, as ``riskcalc.limit(..., clients=M)`` takes it (``predict --clients M`` refused
+    kappa and closed under a spectrum; beside a clients or federation file they were ignored,
+    or refused naming --clients-file for --federation)."""
+    from riskcalc.spectrum import as_spectrum
+
+    if args.route not in ("auto", "closed"):
+        raise ValueError(f"--route {args.route} does not apply with {option}: the finite-clients "
+                         "limit has one route (auto, or closed for Sigma = I)")
+
+    def identity(s):
+        try:
+            s = as_spectrum(s, d=getattr(args, "d", None)) if isinstance(s, str) else s
+        except ValueError:
+            return False
+        return s is None or (s.is_identity and s.signal_is_uniform)
+
+    if args.route == "closed" and not all(identity(s) for s in spectra):
+        raise ValueError("route 'closed' holds for Sigma = I only (spectrum identity)")
+
+
+def simulated_route(args, method, setting, spectrum) -> None:
+    """``finite_route`` for ``compare``/``sweep``: their prediction under ``--global
+    federated`` (no ``--steps``, which refuse any route) is the finite-M limit of the methods
+    that have one (the others' is the oracle limit, where every route applies)."""
+    from riskcalc._validate import canonical_method
+    from riskcalc.linear import finite_clients
+
+    if (setting.global_model == "federated" and args.steps is None
+            and canonical_method(method) in finite_clients.METHODS):
+        finite_route(args, "--global federated", [spectrum] + list(setting.spectra or []))
+
+
 def other_clients(args, read_bare):
     """The OTHER clients: from the federation object (``resolve``), else ``read_bare`` of the
     bare list of ``--clients-file`` (the list ``resolve`` read, else the path)."""

@@ -341,7 +341,12 @@ def linear_budget(args, settings, gamma, points: int, cached: int = 0) -> None:
            f"{reps} replicate(s) x {points * len(settings)} point(s) at d = {settings[0].d}"
            + (f" with {clients[0]}" + (f" to {clients[-1]}" if len(clients) > 1 else "")
               + " clients" if clients else "") + samples,
-           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""), cached)
+           # --clients only where it applies: --global oracle refuses it, and a federation or
+           # clients file's clients are the file's (--clients is refused beside it)
+           ("lower --reps or --d" if not clients else "lower --reps, --d or " + (
+               "the federation's clients" if getattr(args, "federation", None) is not None
+               or getattr(args, "clients_file", None) is not None else "--clients"))
+           + (", or raise --gamma" if samples else ""), cached)
 
 
 def predict_options(args) -> None:

@@ -43,6 +43,8 @@ def load(argv: list, verb: str | None = None) -> list:
     For a ``verb`` of ``NO_REGISTRY`` given no ``--plugin`` file, nothing is loaded."""
     files, rest = split_plugins(argv)
     for name in files:
+        if not name.strip():    # was "plugin /work/dir: no such file", the working folder
+            raise ValueError(f"{OPTION} needs a file name, got an empty one")
         # riskcalc.plugins says "no such file" for any path that is not a file: /dev/zero
         # and a folder exist.
         if os.path.exists(name) and not os.path.isfile(name):
