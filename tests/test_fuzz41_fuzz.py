@@ -108,9 +108,8 @@ def test_a_simulation_budget_refusal_advises_only_options_that_apply(tmp_path, c
 
 @pytest.mark.parametrize("option, said", [
     ("--gamma", "read it as 0: --gamma must lie in [1e-100, 1e+100]\n"),
-    ("--max-minutes", "read it as 0: give 0 if that is meant and the option takes it, else a "
-                      "number in its range\n"),
-    ("--sigma", "read it as 0: give 0 or a number above 1e-300\n")])
+    ("--max-minutes", "read it as 0: give a number above 1e-300, or 0 where 0 is allowed\n"),
+    ("--sigma", "read it as 0: give a number above 1e-300, or 0 where 0 is allowed\n")])
 def test_a_number_below_the_floats_gets_advice_that_fits_the_option(option, said, tmp_path,
                                                                       capsys):
     """F6: ``--gamma 1e-400`` (or ``--max-minutes``, ``--step-size``, and ``"gamma": 1e-400``

@@ -84,18 +84,15 @@ _ONCE = {name: type(f"_Once{cls.__name__}", (_Once, cls), {}) for name, cls in (
 
 def underflow(name: str, dest: str, exc) -> str:
     """The message of option ``name`` (``dest``) given a nonzero number below the floats
-    (``_text.Underflow``): its advice "give 0 or a number above 1e-300" fits the options of
-    range [0, 1e100] only (--gamma refuses both, --step-size and --max-minutes refuse 0)."""
+    (``_text.Underflow``): its advice "give a number above 1e-300, or 0 where 0 is allowed"
+    does not fit an option whose range starts above 0 (--gamma), which is named instead."""
     from riskcalc._validate import RANGES
 
-    said = str(exc).partition(": give ")[0]
     low, high = RANGES.get(dest, (None, None))
-    if low == 0:
+    if low is None or low == 0:
         return f"{name}: {exc}"
-    if low is not None:
-        return f"{name}: {said}: {name} must lie in [{low:g}, {high:g}]"
-    return (f"{name}: {said}: give 0 if that is meant and the option takes it, else a number "
-            "in its range")
+    said = str(exc).partition(": give ")[0]
+    return f"{name}: {said}: {name} must lie in [{low:g}, {high:g}]"
 
 
 class _Parser(argparse.ArgumentParser):
