@@ -59,8 +59,9 @@ SCALE_GAP = 1e-8
 def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift"):
     """IllConditioned unless the limits pass two checks across a wide span of the eigenvalues
     ``values`` (from ``MIN_SPAN`` on; ``what`` begins the message): no negative bias or
-    variance, and the exact scale identity (every Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves
-    every bias and variance unchanged: the same responses with features scaled by sqrt(c)) at
+    variance, and the exact scale identity (every Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c),
+    lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance unchanged: the same
+    responses with features scaled by sqrt(c)) at
     c = 3, whose different roundings expose cancellation. Measured (two identity clients at
     gamma 0.5 and one at gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at
     1e10, 3e-2 at 1e15, where the errors were about as large (up to 100 times at 1e13), and a
