@@ -3,7 +3,8 @@
 import pytest
 
 from riskcalc import limit
-from riskcalc.errors import IllConditioned
+from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.linear.finite_clients import clients_limit, maml_sigma
 
 
 def test_pfedme_wide_span_variance_lost_to_rounding_is_refused():
@@ -20,3 +21,31 @@ def test_pfedme_wide_span_variance_lost_to_rounding_is_refused():
     res = limit("pfedme", gamma=2.5, r=0.0, sigma=0.5, lam=1e-80, clients=3,
                 spectrum="two-point:1,1e8,0.5")
     assert res.risk == pytest.approx(1.625, rel=1e-7)
+
+
+def test_maml_fl_peak_width_below_0012_refuses_at_once():
+    """F2: MAML-FL on two-point:1,4,0.5 with gamma [100, 0.5] at alpha 0.5: 1/alpha lies in
+    the data-rich client's sample spectrum, its peak of relative width 0.0081 (others' pooled
+    N/d 0.01, outside the peak check's 0.01); refused after 5 s ("the subordination fixed
+    point did not converge", or "gave up after 12 companion pencils"), as every width from
+    0.003 to 0.0146 measured was. Now at once, naming the peak."""
+    with pytest.raises(IllConditioned, match=r"1/alpha = 2 .*gamma = 0.5.*relative width "
+                                             r"0.0081 at Sigma = I, below 0.012"):
+        clients_limit("maml_fl", gamma=[100.0, 0.5], r=1.0, sigma=0.5, alpha=0.5,
+                      spectrum="two-point:1,4,0.5")
+
+
+def test_maml_fl_continuation_failure_beside_a_narrow_peak_names_it(monkeypatch):
+    """F2: where the peak is narrow but above 0.012 (gamma [42, 0.5] at alpha 0.5: 0.019,
+    which answers; [60, 0.5] at alpha 1, 0.019, refused after 7 s) a failure of the
+    continuation said only "the subordination fixed point did not converge"; it now names
+    the peak (the continuation's failure forced here, as it happens at [60, 0.5])."""
+    def fails(*args, **kwargs):
+        raise SolverError("MAML-FL finite-clients limit: the subordination fixed point did "
+                          "not converge")
+
+    monkeypatch.setattr(maml_sigma, "_shifts", fails)
+    with pytest.raises(SolverError, match=r"did not converge \(1/alpha = 2 .*relative width "
+                                          r"0.019 at Sigma = I, narrow"):
+        clients_limit("maml_fl", gamma=[42.0, 0.5], r=1.0, sigma=0.5, alpha=0.5,
+                      spectrum="two-point:1,4,0.5")
