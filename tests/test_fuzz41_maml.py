@@ -64,3 +64,14 @@ def test_pfedme_wide_span_shifts_continued_in_the_span():
              for s in (1e5, 1e6, 3e6)]
     assert per_s[0] > per_s[1] > per_s[2]
     assert per_s[1] == pytest.approx(0.3827786480, rel=1e-9)
+
+
+def test_pfedme_digits_lost_below_the_wide_span_are_refused():
+    """F4: pFedMe at gamma [3.999, 1.003], lam 2.66e-6 on two-point:1,1e4,0.7287 (span 1e4,
+    below F1's 1e6): exact power-of-two rescalings of Sigma moved the risk 9.4e-7 relative
+    (1.5e-4 at a span of 1e5; of 55 random federations with spans 10-1e6, 4 moved 3e-8 to
+    4.5e-5), answered silently. The scale identity now checks pFedMe from a span of 10."""
+    with pytest.raises(IllConditioned, match=r"pfedme under a spectrum: the limits lose "
+                                             r"their digits .* span of 1e\+04"):
+        clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
+                      lam=2.66e-6, spectrum="two-point:1,1e4,0.7287")

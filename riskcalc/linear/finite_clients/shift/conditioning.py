@@ -56,9 +56,10 @@ def check_conditioning(jac, sv):
 SCALE_GAP = 1e-8
 
 
-def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift"):
+def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift",
+                   min_span: float = MIN_SPAN):
     """IllConditioned unless the limits pass two checks across a wide span of the eigenvalues
-    ``values`` (from ``MIN_SPAN`` on; ``what`` begins the message): no negative bias or
+    ``values`` (from ``min_span`` on; ``what`` begins the message): no negative bias or
     variance, and the exact scale identity (every Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c),
     lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance unchanged: the same
     responses with features scaled by sqrt(c)) at
@@ -69,7 +70,7 @@ def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift"):
     gaps of 1e-15 at any span. ``check_conditioning`` refuses the ill-conditioned global
     points first."""
     span = eigenvalue_span(values)
-    if not span >= MIN_SPAN:            # the span from which check_conditioning applies
+    if not span >= min_span:
         return
     b3, v3 = rescaled(3.0)
     risk = bias + var
