@@ -75,3 +75,13 @@ def test_pfedme_digits_lost_below_the_wide_span_are_refused():
                                              r"their digits .* span of 1e\+04"):
         clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
                       lam=2.66e-6, spectrum="two-point:1,1e4,0.7287")
+
+
+def test_pfedme_under_shift_digits_lost_below_the_wide_span_are_refused():
+    """F5: F4's federation under covariate shift (two-point:1,1e4,0.7287 and 1,1e4,0.6):
+    power-of-two rescalings moved the second client's risk 2.6e-6, answered silently (the
+    shift route's scale check applied from a span of 1e6). Now from 10 for pFedMe."""
+    with pytest.raises(IllConditioned, match=r"covariate shift: the limits lose their "
+                                             r"digits .* span of 1e\+04"):
+        clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
+                      lam=2.66e-6, spectra=["two-point:1,1e4,0.7287", "two-point:1,1e4,0.6"])

@@ -42,7 +42,7 @@ from riskcalc.linear.finite_clients.result import ClientsLimit, notes
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
-from riskcalc.linear.finite_clients.shift.conditioning import check_by_scale
+from riskcalc.linear.finite_clients.shift.conditioning import MIN_SPAN, check_by_scale
 from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
@@ -320,9 +320,12 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
+        # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on
+        # two-point:1,1e4,0.7287 and 1,1e4,0.6 moved 2.6e-6 (fuzz41 maml F5).
         check_by_scale(bias, var, joint.values, lambda c: run(
             replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
-            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)))
+            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
+            min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
