@@ -84,3 +84,13 @@ def test_pfedme_under_shift_digits_lost_below_the_wide_span_are_refused():
                                              r"digits .* span of 1e\+04"):
         clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
                       lam=2.66e-6, spectra=["two-point:1,1e4,0.7287", "two-point:1,1e4,0.6"])
+
+
+def test_maml_fl_peak_seen_on_nearly_equal_atoms():
+    """F6: gamma [100, 0.5] at alpha 0.5 on two-point:1,1.0000001,0.5 (F2's federation on
+    a nearly flat spectrum): the support test's Silverstein iteration did not settle 1e-8
+    above the axis, the peak went unseen and the continuation refused after 4 s without
+    naming it. Now the test retries 1e-3 above it and the peak is refused at once."""
+    with pytest.raises(IllConditioned, match=r"1/alpha = 2 .*relative width 0.0074"):
+        clients_limit("maml_fl", gamma=[100.0, 0.5], r=1.0, sigma=0.5, alpha=0.5,
+                      spectrum="two-point:1,1.0000001,0.5")
