@@ -42,7 +42,7 @@ from riskcalc.linear.finite_clients.result import ClientsLimit, notes
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
-from riskcalc.linear.finite_clients.shift.conditioning import check_by_scale
+from riskcalc.linear.finite_clients.shift.conditioning import MIN_SPAN, check_by_scale
 from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
@@ -254,25 +254,22 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
                                                 weights, spectrum)
         elif method not in HETEROGENEOUS:
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
-            try:
-                bias, var = pfedme_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
-                                                      weights, spectrum)
-            except SolverError as exc:
-                # Sigma / k with lam / k clamped as above, the bias times k (k a power of two
-                # near the mean eigenvalue, exact): lam 1e-100 on two-point:1e99,1e100,0.5
-                # said "the fixed point is unstable" (fuzz40 maml F5). Only where the first
-                # fails, not ill-conditioned: across wide spans the digits move with k
-                # (two-point:1,1e6,0.5: 1.5e-4 at lam 1e-100).
-                if isinstance(exc, IllConditioned):
-                    raise
-                k = 2.0 ** np.round(np.log2(float(spectrum.weights @ spectrum.atoms)))
-                try:
-                    bias, var = pfedme_sigma_group_limits(
-                        gam, r, sigma, count, min(max(float(tuning[0]) / k, 1e-100), 1e100),
-                        weights, replace(spectrum, atoms=spectrum.atoms / k))
-                except SolverError:
-                    raise exc from None
-                bias = bias * k
+            bias, var = _pfedme_limits(gam, r, sigma, count, float(tuning[0]), weights,
+                                       spectrum)
+            # Across a span the variance carries rounding grown by it, moved so by a
+            # power-of-two rescaling, silently: at r = 0 (the risk is the variance) 1.5e-6 off
+            # at gamma 2 (3 clients) on two-point:1,1e7,0.5 (fuzz41 maml F1); 4.5e-5 at gamma
+            # [3.8, 3.8, 1.0014] on a span of 1.9e4, 4e-7 at 3.1e3 (fuzz41 maml F4).
+
+            def rescaled(c):
+                # By 1/3 where 3 would leave the eigenvalues' range (1e100).
+                c = c if spectrum.atoms.max() * c <= 1e100 else 1.0 / c
+                return _pfedme_limits(gam, np.asarray(r) / np.sqrt(c), sigma, count,
+                                      float(tuning[0]) * c, weights,
+                                      replace(spectrum, atoms=spectrum.atoms * c))
+
+            check_by_scale(bias, var, spectrum.atoms, rescaled, "pfedme under a spectrum",
+                           PFEDME_SPAN)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
@@ -282,6 +279,32 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var, said
+
+
+#: The eigenvalue span from which pFedMe's limits are checked by the scale identity (gaps of
+#: 1e-9 at 100, 3e-8 at 1e3 on gamma [3.999, 1.003]; fuzz41 maml F4).
+PFEDME_SPAN = 10.0
+
+
+def _pfedme_limits(gam, r, sigma, count, lam, weights, spectrum):
+    """``pfedme_sigma_group_limits``; where it fails (not ill-conditioned), on Sigma / k with
+    lam / k clamped to [1e-100, 1e100], the bias times k (k a power of two near the mean
+    eigenvalue, exact): lam 1e-100 on two-point:1e99,1e100,0.5 said "the fixed point is
+    unstable" (fuzz40 maml F5). Only where the first fails: across wide spans the digits move
+    with k (``check_by_scale`` refuses where they moved)."""
+    try:
+        return pfedme_sigma_group_limits(gam, r, sigma, count, lam, weights, spectrum)
+    except SolverError as exc:
+        if isinstance(exc, IllConditioned):
+            raise
+        k = 2.0 ** np.round(np.log2(float(spectrum.weights @ spectrum.atoms)))
+        try:
+            bias, var = pfedme_sigma_group_limits(
+                gam, r, sigma, count, min(max(lam / k, 1e-100), 1e100), weights,
+                replace(spectrum, atoms=spectrum.atoms / k))
+        except SolverError:
+            raise exc from None
+        return bias * k, var
 
 
 def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
@@ -297,9 +320,12 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
-        check_by_scale(bias, var, joint, lambda c: run(
+        # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on
+        # two-point:1,1e4,0.7287 and 1,1e4,0.6 moved 2.6e-6 (fuzz41 maml F5).
+        check_by_scale(bias, var, joint.values, lambda c: run(
             replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
-            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)))
+            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
+            min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")

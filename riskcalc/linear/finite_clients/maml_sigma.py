@@ -149,7 +149,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         sv, alpha = sv / scale, alpha * scale
     else:
         scale = 1.0
-    check_peak(gam, p, count, alpha, sv[typ], h, scale)
+    peak = check_peak(gam, p, count, alpha, sv[typ], h, scale)
     excess, weighted = _excesses(gam, p, count)
     # Near pooled N = d, also for the heavy clients alone (weights [1e-3, 1, 1] at gamma 2:
     # the equal-weight N/d - 1 is 0.5, the weighted one 0.012, and the risks moved 3.2e-9
@@ -162,7 +162,15 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
             t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha, scale, share, warm)
             pc = _pieces(comp, t, p, alpha, live, excess)
         except SolverError as exc:
-            if isinstance(exc, IllConditioned) or not span > _SPAN:
+            if isinstance(exc, IllConditioned):
+                raise
+            if peak is not None:
+                # It said only "the subordination fixed point did not converge" (fuzz41 maml
+                # F2): the narrow peak is the likely cause (``check_peak``).
+                raise SolverError(f"{exc} ({peak}, narrow for the companion pencils: bring "
+                                  "the clients' gamma closer to each other, or take alpha "
+                                  "with 1/alpha outside the spectra)") from None
+            if not span > _SPAN:
                 raise
             # Measured (gamma 0.5 and 2, two-point:1,S,W): answers up to S = 1e6 at alpha 0.1
             # and 1e-9, none or only some beyond (the shifts' fixed point over such a span).

@@ -294,6 +294,10 @@ def own_variances(gam, lam, typ, marginals):
     return own
 
 
+#: The span from which ``solve_point`` continues a failed solve in the span, by factors of 10.
+_SPAN_STEP = 1e4
+
+
 def solve_point(gam, sg, h, p, lam, count):
     """The shifts t (groups, atoms) of step 1 (module docstring): E_D[(b_g + t_g)^-1] = G for
     every group g (eigenvalues sg[g] on the atoms of masses h, weight p[g], ``count[g]``
@@ -302,15 +306,31 @@ def solve_point(gam, sg, h, p, lam, count):
     if M == 1:
         return np.zeros((1, h.size))
 
-    def states(t):
-        st = _states(t, gam, sg, h, p, lam)
-        return st[4], st[5]
+    def states(s):
+        return lambda t: _states(t, gam, s, h, p, lam)[4:6]
 
-    # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which is
-    # about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
-    pop = (count * p) @ (lam * sg / (sg + lam))
-    t, _ = solve_shifts(states, count, np.tile((M - 1) / M * pop, (gam.size, 1)),
-                        "pFedMe finite-clients limit")
+    def start(s):
+        # (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which is about
+        # (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
+        return np.tile((M - 1) / M * ((count * p) @ (lam * s / (s + lam))), (gam.size, 1))
+
+    what = "pFedMe finite-clients limit"
+    try:
+        return solve_shifts(states(sg), count, start(sg), what)[0]
+    except SolverError:
+        lo = float(sg[sg > 0].min())
+        if not sg.max() / lo > _SPAN_STEP:
+            raise
+    # Across a wide span t on the small eigenvalues lies decades below the start, which
+    # Newton's halved steps (t > 0) approach by ~10% a step: gamma 1.5-2 (3 clients) on
+    # two-point:1,S,0.5 for S from 3e5 to 1e6 at lam 1e-80 to 10 did not converge, while
+    # S = 1e5 and 3e6 answered (fuzz41 maml F3). Continued instead through the spectra
+    # lo (s / lo)^theta, their span growing by 10 from _SPAN_STEP, each from the last root.
+    t, top = None, float(np.log(sg.max() / lo))
+    for span in np.append(_SPAN_STEP * 10.0 ** np.arange(np.log10(sg.max() / lo / _SPAN_STEP)),
+                          sg.max() / lo):
+        s = lo * (sg / lo) ** (np.log(span) / top)
+        t = solve_shifts(states(s), count, start(s) if t is None else t, what)[0]
     return t
 
 

@@ -56,19 +56,21 @@ def check_conditioning(jac, sv):
 SCALE_GAP = 1e-8
 
 
-def check_by_scale(bias, var, joint, rescaled):
-    """IllConditioned unless the limits pass two checks across a wide eigenvalue span (from
-    ``MIN_SPAN`` on): no negative bias or variance, and the exact scale identity (every
-    Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves
-    every bias and variance unchanged: the same responses with features scaled by sqrt(c)) at
+def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift",
+                   min_span: float = MIN_SPAN):
+    """IllConditioned unless the limits pass two checks across a wide span of the eigenvalues
+    ``values`` (from ``min_span`` on; ``what`` begins the message): no negative bias or
+    variance, and the exact scale identity (every Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c),
+    lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance unchanged: the same
+    responses with features scaled by sqrt(c)) at
     c = 3, whose different roundings expose cancellation. Measured (two identity clients at
     gamma 0.5 and one at gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at
     1e10, 3e-2 at 1e15, where the errors were about as large (up to 100 times at 1e13), and a
     negative risk at 1e20 with no gap (both roundings lost); the same clients at gamma 4 keep
     gaps of 1e-15 at any span. ``check_conditioning`` refuses the ill-conditioned global
     points first."""
-    span = eigenvalue_span(joint.values)
-    if not span >= MIN_SPAN:            # the span from which check_conditioning applies
+    span = eigenvalue_span(values)
+    if not span >= min_span:
         return
     b3, v3 = rescaled(3.0)
     risk = bias + var
@@ -82,7 +84,7 @@ def check_by_scale(bias, var, joint, rescaled):
     negative = min(np.min(bias), np.min(var)) < -1e-12 * np.max(np.abs(risk))
     if negative or not gap <= SCALE_GAP:
         raise IllConditioned(
-            "covariate shift: the limits lose their digits across the spectra's eigenvalue "
+            f"{what}: the limits lose their digits across the spectra's eigenvalue "
             f"span of {span:.3g} (" + ("a negative risk; " if negative else "")
             + f"the exact scale identity Sigma -> 3 Sigma moves them by {gap:.2g} relative, "
             f"beyond {SCALE_GAP:g}); narrow the span")
