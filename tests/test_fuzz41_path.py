@@ -9,7 +9,7 @@ from tests.helpers import run_cli
 BASE = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0)
 
 
-@pytest.mark.parametrize("K", [1, 2])
+@pytest.mark.parametrize("K", [2, 3])
 def test_step_floor_is_step_times_the_covariances_top(K):
     """F1: under scaled:1e100 a step of 1e-101 (step x top 0.1, an ordinary step) was refused as
     "filter lost to rounding": the floor 1e-12 was on the step alone. It is now on step x the
@@ -36,3 +36,20 @@ def test_step_floor_on_the_command_line_under_a_spectrum(capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and err.startswith("error: --local-step-size must be >= 1e-12 with "
                                         "finite --local-steps, got 1e-101"), err
+
+
+@pytest.mark.parametrize("spectrum", [None, "two-point:1,3,0.5"])
+def test_fixed_point_alone_at_tiny_lam_is_the_exact_proxs(spectrum):
+    """F2: Algorithm 1 with K = 2 steps and only rounds = [inf] at lam 1e-12 took 13 s and then
+    called the map divergent (contraction 1 + 1e-11, rounding); under a spectrum at 1e-9 it
+    blamed pooled N near d. The fixed point is the exact prox's for every K: served, with the
+    contraction's lower bound (within 1e-9) and a note saying so."""
+    kw = dict(BASE, rounds=[np.inf], lam=1e-12, spectrum=spectrum)
+    res = riskcalc.rounds_limit("pfedme", **kw, local_steps=2, step_size=0.1)
+    prox = riskcalc.rounds_limit("pfedme", **kw, local_steps=np.inf)
+    assert np.allclose(res.risk, prox.risk, rtol=1e-12, atol=0)
+    assert np.allclose(res.global_risk, prox.global_risk, rtol=1e-12, atol=0)
+    assert res.converges and 1.0 - 1e-9 < res.contraction < 1.0
+    assert any("fixed point is the exact prox's" in n for n in res.notes)
+    with pytest.raises(ValueError, match=r"global_step \* lam = 2 > 1 leaves its convergence"):
+        riskcalc.rounds_limit("pfedme", **kw, local_steps=2, step_size=0.1, global_step=2e12)

@@ -230,8 +230,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                     spectrum, joint)
     from riskcalc.linear.dynamics import ROUTES
     from riskcalc.linear.dynamics.sigma import prox_sigma
-
     from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
+    from riskcalc.linear.dynamics.algorithm1.fixed_point import unresolved_top
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause, unit_top)
 
@@ -243,12 +243,15 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                                                ndim=0)), gigabytes(max_gigabytes))
     cause = ((spectrum.atoms, False) if shared else
              (None, False) if joint is None else (joint.values, True))
+    slow = None if name != "pfedme" else unresolved_top(     # (fuzz41 path F2)
+        gam, lam, eta, K, g, T, cause[0] if cause[0] is None else np.max(cause[0]))
+    Kr, gr = (np.inf, 1.0 / lam) if slow else (K, g)    # T = inf alone near 1: the prox's
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, *cause), budgets(*budget):
-        if name == "pfedme" and joint is not None and np.isinf(K):
+        if name == "pfedme" and joint is not None and np.isinf(Kr):
             from riskcalc.linear.dynamics.shift.algorithm1.prox import shift_prox_curves
 
-            out = shift_prox_curves(gam, rr, sig, p, s, lam, g, T, joint)
+            out = shift_prox_curves(gam, rr, sig, p, s, lam, gr, T, joint)
         elif name == "pfedme" and joint is not None:
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
@@ -256,7 +259,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             u, back = unit_top(joint, rr, s, eta, lam, g)        # (fuzz40 scale F5)
             out = back(shift_alg1_curves(gam, u["r"], sig, p, u["signal"], u["lam"], u["eta"], K,
                                          u["g"], T, u["spectrum"]))
-        elif name == "pfedme" and np.isfinite(K) and shared:
+        elif name == "pfedme" and np.isfinite(Kr) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
 
@@ -268,7 +271,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             kw, back = unit_top(spectrum, rr, s, eta, lam, g)
             out = back(algorithm1_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["lam"],
                                                  kw["eta"], K, kw["g"], T, kw["spectrum"]))
-        elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
+        elif name == "pfedme" and np.isfinite(effective_steps(Kr, eta, gam, lam)):
             from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
 
             out = algorithm1_identity(gam, rr, sig, p, s, lam, eta, K, g, T)
@@ -277,18 +280,18 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
             pencil_work(spectrum, 1 + 2 * gam.size, T)
-            out = fedavg_exact_curves(gam, rr, sig, p, s, g * lam, T, spectrum)
+            out = fedavg_exact_curves(gam, rr, sig, p, s, gr * lam, T, spectrum)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 
             reach = pencil_guard(spectrum, gam, p, T, lam=lam)
             try:
-                out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
+                out = prox_sigma_curves(gam, rr, sig, p, s, lam, gr, T, spectrum)
             except (SolverError, ValueError) as exc:
                 prox_scale(exc, lam, spectrum)
             found_reach(out, *reach)
         elif name == "pfedme":
-            out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+            out = ROUTES[name](gam, rr, sig, p, s, lam, gr, T)
         elif joint is not None and np.isinf(K):
             from riskcalc.linear.dynamics.shift.kinf import shift_kinf_curves
 
@@ -343,7 +346,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                 out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
             except (ValueError, SolverError) as exc:
                 divergent_range(exc, name, gam, eta, K)
-    rho = out["contraction"]
+    rho = (slow or out)["contraction"]
     converges = bool(rho < 1.0)
     # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam
     # (was g: lam 100, global_step 0.5 under a spectrum, contraction 2.9, was said to "round
@@ -383,7 +386,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if shared:
         params["spectrum"] = {"atoms": spectrum.atoms.tolist(),
                               "weights": spectrum.weights.tolist()}
-    diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
+    diagnostics.update(edges=(slow or out)["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     if out.get("memory") is not None:       # the route's estimated peak (bytes; ``budget``)
         diagnostics["memory_estimate"] = float(out["memory"])
@@ -394,7 +397,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"], out.get("personalize"),
                          _budget=budget, _call=call,
-                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None))
+                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None)
+                         + ((slow["note"],) if slow else ()))
     if name == "pfedme":
         result._cache["local"] = risk
     return result
