@@ -53,3 +53,14 @@ def test_fixed_point_alone_at_tiny_lam_is_the_exact_proxs(spectrum):
     assert any("fixed point is the exact prox's" in n for n in res.notes)
     with pytest.raises(ValueError, match=r"global_step \* lam = 2 > 1 leaves its convergence"):
         riskcalc.rounds_limit("pfedme", **kw, local_steps=2, step_size=0.1, global_step=2e12)
+
+
+def test_exact_prox_under_shift_at_tiny_lam_refused_not_wrong():
+    """F3: Algorithm 1's exact prox under covariate shift lost its own models' digits as lam
+    -> 0 pushed the round map's top to 1: gamma (0.5, 2), scaled:1 and scaled:2, lam 1e-12
+    gave client 1 the risk 1.100 where the limit (FedAvg's exact local solves) is 1.000,
+    silently. Refused now, naming lam and what fits."""
+    with pytest.raises(ValueError, match=r"lam = 1e-12: under covariate shift the exact "
+                                         r"prox's round map has its top within 5.1e-13 of 1"):
+        riskcalc.rounds_limit("pfedme", **BASE, rounds=[np.inf], local_steps=np.inf,
+                              lam=1e-12, spectra=["scaled:1", "scaled:2"])

@@ -77,6 +77,14 @@ from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
 
+#: Least 1 - b, b the top of the round map's D = sum_j p_j S_j (S_j + lam)^-1, this route
+#: solves. Its own models lose digits like (0.4-8)e-15 / (1 - b) relative as lam -> 0 pushes
+#: b to 1 (measured on three federations against the lam -> 0 limit, FedAvg's exact local
+#: solves; gamma (0.5, 2), two-point:1,3,0.5 and scaled:2, 1 - b = 0.27 lam: 6e-6 at lam
+#: 1e-9, 8e-4 at 1e-11, 11% at 1e-12, silently, the server model within 1e-6; fuzz41 path
+#: F3). At 2e-8: at most ~4e-7.
+TOP_GAP = 2e-8
+
 
 class ShiftProxPencil(MetricPencil):
     """``prox_sigma.ProxPencil``'s blocks and L0 with client j's eigenvalue v_j(a) on its row
@@ -127,6 +135,12 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     top = client_ends(pen.V, pen.h, gam)[:, 1]
     qmax = top / (top + lam)
     found = edges(pen, top, qmax=qmax, near=band_points(gam, p, qmax))
+    if 1.0 - found[1] < TOP_GAP:
+        raise ValueError(f"lam = {lam:g}: under covariate shift the exact prox's round map "
+                         f"has its top within {1.0 - found[1]:.2g} of 1 (lam small against "
+                         "the clients' sample eigenvalues), where this route's own models "
+                         f"lose their digits; give lam >= {lam * TOP_GAP / (1.0 - found[1]):.2g}"
+                         " (the lam -> 0 limit is FedAvg's exact local solves)")
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
     wn = np.zeros((M, pen.n))
