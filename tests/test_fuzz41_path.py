@@ -64,3 +64,14 @@ def test_exact_prox_under_shift_at_tiny_lam_refused_not_wrong():
                                          r"prox's round map has its top within 5.1e-13 of 1"):
         riskcalc.rounds_limit("pfedme", **BASE, rounds=[np.inf], local_steps=np.inf,
                               lam=1e-12, spectra=["scaled:1", "scaled:2"])
+
+
+def test_local_steps_solved_as_the_exact_prox_converge_as_it_does():
+    """F4: Algorithm 1 with K = 1000 local steps (the exact prox to rounding, solved as it) at
+    global_step 1e-17 reported converges: false, where local_steps=inf reports true (the
+    contraction 1 - g lam a rounds to 1: a slow map, not a diverging one)."""
+    kw = dict(BASE, rounds=[1, 10], lam=1.0, global_step=1e-17)
+    res = riskcalc.rounds_limit("pfedme", **kw, local_steps=1000, step_size=0.1)
+    prox = riskcalc.rounds_limit("pfedme", **kw, local_steps=np.inf)
+    assert res.converges and prox.converges
+    assert np.array_equal(res.risk, prox.risk)

@@ -246,6 +246,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     slow = None if name != "pfedme" else unresolved_top(     # (fuzz41 path F2)
         gam, lam, eta, K, g, T, cause[0] if cause[0] is None else np.max(cause[0]))
     Kr, gr = (np.inf, 1.0 / lam) if slow else (K, g)    # T = inf alone near 1: the prox's
+    if name == "pfedme" and not shared and joint is None:     # K >= 1000 at the prox to rounding
+        Kr = effective_steps(Kr, eta, gam, lam)
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, *cause), budgets(*budget):
         if name == "pfedme" and joint is not None and np.isinf(Kr):
@@ -271,7 +273,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             kw, back = unit_top(spectrum, rr, s, eta, lam, g)
             out = back(algorithm1_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["lam"],
                                                  kw["eta"], K, kw["g"], T, kw["spectrum"]))
-        elif name == "pfedme" and np.isfinite(effective_steps(Kr, eta, gam, lam)):
+        elif name == "pfedme" and np.isfinite(Kr):
             from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
 
             out = algorithm1_identity(gam, rr, sig, p, s, lam, eta, K, g, T)
@@ -350,8 +352,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     converges = bool(rho < 1.0)
     # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam
     # (was g: lam 100, global_step 0.5 under a spectrum, contraction 2.9, was said to "round
-    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum.
-    step = g if name == "fedavg" else g * lam if np.isinf(K) else None
+    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum (K >= 1000
+    # solved as the exact prox: its g lam; was converges: false at global_step 1e-17).
+    step = g if name == "fedavg" else g * lam if np.isinf(Kr) else None
     rounded = step is not None and step * out["edges"][1] < 2.0
     if np.any(np.isinf(T)) and not converges and rounded:
         # rho = 1 - g a rounded to 1 (global_step 1e-300 was said to diverge "the global step
