@@ -211,12 +211,6 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
                                               gamma, 1 if alg1 else local_steps, d)
     spectrum = as_spectrum(spectrum, d=d)
-    if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
-        # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
-        from riskcalc.spectrum import Spectrum
-
-        keep = spectrum.weights > 0
-        spectrum = Spectrum(spectrum.atoms[keep], spectrum.weights[keep])
     shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
     if shared and not spectrum.signal_is_uniform:
         raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
