@@ -75,3 +75,18 @@ def test_local_steps_solved_as_the_exact_prox_converge_as_it_does():
     prox = riskcalc.rounds_limit("pfedme", **kw, local_steps=np.inf)
     assert res.converges and prox.converges
     assert np.array_equal(res.risk, prox.risk)
+
+
+@pytest.mark.parametrize("c", [1e50, 1e-50])
+def test_exact_local_solves_under_a_spectrum_are_rescaled(c):
+    """F5: FedAvg's exact local solves under a spectrum (``sigma.fedavg.exact``, also Algorithm
+    1's exact prox at small lam) were solved at the spectrum's own scale: at two-point:1e50,
+    3e50,0.5 the own models came out 1e34 relative off (silently), at 1e-50 refused as a
+    negative quadratic form. Sigma = c Sigma0 is Sigma0 with the models times sqrt(c)."""
+    kw = dict(gamma=[0.5, 2.0], sigma=0.5, rounds=[1, 5, np.inf], local_steps=np.inf)
+    big = riskcalc.rounds_limit("fedavg", **kw, r=0.5, signal=1.0,
+                                spectrum=f"two-point:{c},{3 * c},0.5")
+    unit = riskcalc.rounds_limit("fedavg", **kw, r=0.5 * np.sqrt(c), signal=np.sqrt(c),
+                                 spectrum="two-point:1,3,0.5")
+    assert np.allclose(big.local_risk, unit.local_risk, rtol=1e-12, atol=0)
+    assert np.allclose(big.risk, unit.risk, rtol=1e-12, atol=0)
