@@ -90,3 +90,19 @@ def test_exact_local_solves_under_a_spectrum_are_rescaled(c):
                                  spectrum="two-point:1,3,0.5")
     assert np.allclose(big.local_risk, unit.local_risk, rtol=1e-12, atol=0)
     assert np.allclose(big.risk, unit.risk, rtol=1e-12, atol=0)
+
+
+def test_exact_local_solves_under_shift_are_rescaled():
+    """F6: FedAvg's exact local solves under covariate shift (``shift.kinf``) at the scale of
+    the covariances: spectra two-point:1e50,3e50,0.5 and scaled:2e50 gave risks 100% off
+    (silently) and a personalization "Singular matrix" (Algorithm 1's exact prox there too);
+    at 1e-50 "a negative or NaN quadratic form". Solved at the largest eigenvalue 1 now."""
+    kw = dict(gamma=[0.5, 2.0], sigma=0.5, rounds=[1, 5, np.inf], local_steps=np.inf)
+    c = 1e50
+    big = riskcalc.rounds_limit("fedavg", **kw, r=0.5, signal=1.0,
+                                spectra=[f"two-point:{c},{3 * c},0.5", f"scaled:{2 * c}"])
+    unit = riskcalc.rounds_limit("fedavg", **kw, r=0.5 * np.sqrt(c), signal=np.sqrt(c),
+                                 spectra=["two-point:1,3,0.5", "scaled:2"])
+    assert np.allclose(big.risk, unit.risk, rtol=1e-12, atol=0)
+    assert np.allclose(big.personalized_risk(steps=2, step_size=0.1 / c),
+                       unit.personalized_risk(steps=2, step_size=0.1), rtol=1e-12, atol=0)

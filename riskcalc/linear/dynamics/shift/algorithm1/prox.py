@@ -73,6 +73,7 @@ from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import MetricPencil, client_ends, forget_pairs
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.guards import unit_top
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
@@ -109,7 +110,7 @@ def _metric(pen, values):
     return out
 
 
-def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
+def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint, scale=1.0):
     """Bias, variance and distance to the fixed point of the server model, and (``local()``)
     bias and variance of every client's own model (the prox of the server model), of
     Algorithm 1 with exact prox under covariate shift at every T of ``rounds``, each client's
@@ -122,13 +123,21 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         ||theta_0||, the prox penalty and the paper's global step gamma.
     rounds : ndarray of float (integers or inf)
     joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
-        The clients' commuting covariances (their types and joint measure).
+        The clients' commuting covariances (their types and joint measure); solved at their
+        largest eigenvalue 1 (``sigma.guards.unit_top``, lam / c and g c: at 1e50 and 1e-50
+        the personalization failed, "Singular matrix"; fuzz41 path F6).
+    scale : float
+        That eigenvalue, where the call is the rescaled one (lam in the messages is lam c).
 
     Raises
     ------
     ValueError
         Clients counted differently from the spectra, or the routes' limits.
     """
+    if np.max(joint.values) != 1.0:
+        u, back = unit_top(joint, r, signal, None, lam, g)
+        return back(shift_prox_curves(gam, u["r"], sigma, p, u["signal"], u["lam"], u["g"],
+                                      rounds, u["spectrum"], scale=u["c"]))
     M = gam.size
     check_clients(gam, joint, atom_ok=True)
     pen = ShiftProxPencil(joint, gam, p, lam)
@@ -136,10 +145,11 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     qmax = top / (top + lam)
     found = edges(pen, top, qmax=qmax, near=band_points(gam, p, qmax))
     if 1.0 - found[1] < TOP_GAP:
-        raise ValueError(f"lam = {lam:g}: under covariate shift the exact prox's round map "
+        raise ValueError(f"lam = {lam * scale:g}: under covariate shift the exact prox's round map "
                          f"has its top within {1.0 - found[1]:.2g} of 1 (lam small against "
                          "the clients' sample eigenvalues), where this route's own models "
-                         f"lose their digits; give lam >= {lam * TOP_GAP / (1.0 - found[1]):.2g}"
+                         "lose their digits; give lam >= "
+                         f"{scale * lam * TOP_GAP / (1.0 - found[1]):.2g}"
                          " (the lam -> 0 limit is FedAvg's exact local solves)")
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
