@@ -106,3 +106,18 @@ def test_exact_local_solves_under_shift_are_rescaled():
     assert np.allclose(big.risk, unit.risk, rtol=1e-12, atol=0)
     assert np.allclose(big.personalized_risk(steps=2, step_size=0.1 / c),
                        unit.personalized_risk(steps=2, step_size=0.1), rtol=1e-12, atol=0)
+
+
+def test_many_local_steps_are_estimated_before_the_work():
+    """F7: FedAvg with K local steps at Sigma = I had no estimate: K = 999 over two clients took
+    ~3 s of CPU whatever max_seconds said (M = 50: 10.5 s; 1000 clients, as the command line
+    allows, minutes). Estimated now before the edge solve and again on the contour's nodes,
+    refused beyond max_seconds naming the local steps that fit."""
+    import time
+
+    start = time.process_time()
+    with pytest.raises(ValueError, match=r"local_steps = 999: FedAvg's curves would take about "
+                                         r"0.639 s .* give local_steps <= 781"):
+        riskcalc.rounds_limit("fedavg", **BASE, rounds=[1, 10], local_steps=999, step_size=0.1,
+                              max_seconds=0.5)
+    assert time.process_time() - start < 1.5     # imports included; the work took ~3 s

@@ -158,10 +158,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
         it solves and refused beyond, naming what would fit); default: each route's own limit
         (600 s for the chain routes, 120 s for the dense pencil and the personalization;
-        ``riskcalc.linear.dynamics.sigma.budget``). With Sigma = I only Algorithm 1's curves
-        with finite K are (120 s by default; estimated before their contours and before each
-        finer quadrature rule: at a very small eta lam their nodes grow like
-        1 / sqrt(1 - top), ``riskcalc.linear.dynamics.algorithm1.cost``).
+        ``riskcalc.linear.dynamics.sigma.budget``). With Sigma = I the curves with finite K
+        are (120 s by default): Algorithm 1's before their contours and before each finer
+        quadrature rule (at a very small eta lam their nodes grow like 1 / sqrt(1 - top),
+        ``riskcalc.linear.dynamics.algorithm1.cost``), FedAvg's before its edge solve and on
+        its contour's nodes (``riskcalc.linear.dynamics.client_laws.check_root_work``).
     max_gigabytes : float, optional
         The most estimated peak memory (GB) the same routes may add to the process, likewise
         (default 4; the estimates, fitted to measured peaks, in
