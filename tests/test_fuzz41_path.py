@@ -121,3 +121,14 @@ def test_many_local_steps_are_estimated_before_the_work():
         riskcalc.rounds_limit("fedavg", **BASE, rounds=[1, 10], local_steps=999, step_size=0.1,
                               max_seconds=0.5)
     assert time.process_time() - start < 1.5     # imports included; the work took ~3 s
+
+
+def test_diverging_algorithm1_at_identity_personalizes():
+    """F8: Algorithm 1 at Sigma = I with a diverging round map (global_step 300: contraction
+    250), served on the identity spectrum's pencil route (fuzz40 path F7), refused every
+    personalized_risk. It reads that route's personalization now: FTFA (2 steps of 0.1) after
+    T = 1, within 0.5 SE of a simulation (d = 300, 8 replicates: 2235 and 2758 +- 3%)."""
+    res = riskcalc.rounds_limit("pfedme", **BASE, rounds=[1], local_steps=2, step_size=0.1,
+                                lam=1.0, global_step=300.0)
+    assert np.allclose(res.personalized_risk(steps=2, step_size=0.1)[:, 0],
+                       [2249.30462525, 2800.000841], rtol=1e-8)
