@@ -132,3 +132,11 @@ def test_diverging_algorithm1_at_identity_personalizes():
                                 lam=1.0, global_step=300.0)
     assert np.allclose(res.personalized_risk(steps=2, step_size=0.1)[:, 0],
                        [2249.30462525, 2800.000841], rtol=1e-8)
+
+
+def test_rounds_to_eps_below_resolution_is_not_told_to_add_rounds():
+    """F9: ``rounds_to_eps(eps=1e-300)`` said "not reached within max_rounds = 1000", as if more
+    rounds would reach it; eps is below what the curve resolves (1e-12 of its largest value),
+    which is said now whatever max_rounds is."""
+    with pytest.raises(ValueError, match=r"eps = 1e-300 is below what the curve resolves"):
+        riskcalc.rounds_to_eps("fedavg", **BASE, local_steps=np.inf, eps=1e-300, max_rounds=20)
