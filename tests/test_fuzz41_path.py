@@ -140,3 +140,14 @@ def test_rounds_to_eps_below_resolution_is_not_told_to_add_rounds():
     which is said now whatever max_rounds is."""
     with pytest.raises(ValueError, match=r"eps = 1e-300 is below what the curve resolves"):
         riskcalc.rounds_to_eps("fedavg", **BASE, local_steps=np.inf, eps=1e-300, max_rounds=20)
+
+
+def test_local_filter_near_the_exact_solve_named_not_pooled_n():
+    """F10: FedAvg at gamma (0.5, 0.8), step 0.3: client 0's filter is within 3e-9 of the exact
+    local solve at K = 750 (not to rounding, so not solved as K = inf), a near point mass the
+    edge solve does not resolve: "no real solution at the start of the scan" (K = 750), or a
+    bottom edge -148.5 refused as "pooled N = d" at N / d = 3.25 (K = 999). Named now."""
+    with pytest.raises(ValueError, match=r"local_steps = 750: the local filter .* of client\(s\) "
+                                         r"0 is within 3.2e-09 of the exact local solve"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.8], r=0.5, sigma=0.5, signal=1.0,
+                              rounds=[1, 5], local_steps=750, step_size=0.3)

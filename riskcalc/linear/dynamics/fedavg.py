@@ -74,7 +74,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
 from riskcalc.linear.dynamics.client_laws import (ROOT_MIN_NODES, ClientLaws, check_edge_step,
-                                                  check_root_work)
+                                                  check_near_exact, check_root_work)
 
 #: Rounding amplification allowed on the contour (see the module docstring).
 AMPLIFICATION = 1e4
@@ -311,9 +311,11 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         a, b, mu0 = round_map_edges(laws)
     except SolverError:     # at the edge exactly: "no real solution at the start of the scan"
         check_edge_step(laws)
+        check_near_exact(laws)
         raise
     if not a > 1e-9 * b:
         check_edge_step(laws)
+        check_near_exact(laws)
         raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
                          f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "
                          "near 1); move gamma off the threshold")
