@@ -307,23 +307,25 @@ def check_near_exact(laws) -> None:
 ROOT_SECONDS = 2e-5
 #: Fewest contour nodes (both halves) of the curves, for the estimate before the edge solve.
 ROOT_MIN_NODES = 16
+#: The default limit of ``check_root_work``: the pencil routes' (``sigma.guards.
+#: MAX_PENCIL_SECONDS``; not imported: guards reach this module through the pencils).
+ROOT_MAX_SECONDS = 120.0
 
 
 def check_root_work(laws, nodes: int, after: str = "") -> None:
     """ValueError when FedAvg's curves with K local steps (``laws``: ``ClientLaws``) over
     ``nodes`` contour nodes are estimated (``ROOT_SECONDS``) beyond the allowed seconds
-    (``rounds_limit``'s max_seconds, by default the pencil routes' 120 s: ``sigma.budget``),
+    (``rounds_limit``'s max_seconds, by default ``ROOT_MAX_SECONDS``: ``sigma.budget``),
     naming what would fit; ``after``: what fixed ``nodes`` (for the message). Before it the
     route had no estimate (M = 50, K = 999: 10.5 s; 1000 clients, as the command line allows,
     are estimated at 320 s or more; fuzz41 path F7). Exact local solves (K = inf) need no
     roots."""
     from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
-    from riskcalc.linear.dynamics.sigma.guards import MAX_PENCIL_SECONDS
 
     K = laws.K
     if np.isinf(K):
         return
-    need, limit = ROOT_SECONDS * laws.M * K * nodes, allowed(MAX_PENCIL_SECONDS)
+    need, limit = ROOT_SECONDS * laws.M * K * nodes, allowed(ROOT_MAX_SECONDS)
     if need <= limit:
         return
     fit = int(limit / (ROOT_SECONDS * laws.M * nodes))
