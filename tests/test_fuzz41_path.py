@@ -150,3 +150,19 @@ def test_local_filter_near_the_exact_solve_named_not_pooled_n():
                                          r"0 is within 3.2e-09 of the exact local solve"):
         riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.8], r=0.5, sigma=0.5, signal=1.0,
                               rounds=[1, 5], local_steps=750, step_size=0.3)
+
+
+def test_tiny_lam_with_pooled_samples_short_of_d_named_or_served():
+    """F12: Algorithm 1 (K = 2) at gamma (2, 3) (pooled N < d) and lam 1e-9 raised numpy's
+    "Array must not contain infs or NaNs" (the command line printed just that); now finite
+    rounds are refused by the round map's top as with spanning samples, and rounds = [inf]
+    is the exact prox's fixed point (F2). T = 0 beside inf no longer sends it to the K-step
+    solve ([0, inf] at lam 1e-12 took 4 s and called the map divergent)."""
+    kw = dict(gamma=[2.0, 3.0], r=0.5, sigma=0.5, signal=1.0, lam=1e-9)
+    with pytest.raises(riskcalc.SolverError, match=r"the round map's top 1 - 2e-10 or nearer"):
+        riskcalc.rounds_limit("pfedme", **kw, rounds=[1, 5], local_steps=2, step_size=0.1)
+    res = riskcalc.rounds_limit("pfedme", **kw, rounds=[0, np.inf], local_steps=2,
+                                step_size=0.1)
+    prox = riskcalc.rounds_limit("pfedme", **kw, rounds=[0, np.inf], local_steps=np.inf)
+    assert res.converges and np.allclose(res.risk, prox.risk, rtol=1e-12, atol=0)
+    assert np.allclose(res.risk[:, 0], 1.25)

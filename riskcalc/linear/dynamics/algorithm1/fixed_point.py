@@ -61,8 +61,8 @@ def unresolved_top(gam, lam, eta, K, g, rounds, top=None):
     where the bottom of the spectrum decides and is not resolved either."""
     from riskcalc.linear.dynamics.algorithm1.contours import TOP_GAP, local_gap
 
-    if np.any(np.isfinite(rounds)) or not np.isfinite(K):
-        return None
+    if np.any(np.isfinite(rounds) & (rounds > 0)) or not np.isfinite(K):
+        return None     # (T = 0, the zero model, needs no solve: [0, inf] took 4 s, "diverges")
     gap = local_gap(gam, lam, eta, K, top)
     if gap is None or min(gap, g * lam) >= TOP_GAP:
         return None
