@@ -166,3 +166,19 @@ def test_tiny_lam_with_pooled_samples_short_of_d_named_or_served():
     prox = riskcalc.rounds_limit("pfedme", **kw, rounds=[0, np.inf], local_steps=np.inf)
     assert res.converges and np.allclose(res.risk, prox.risk, rtol=1e-12, atol=0)
     assert np.allclose(res.risk[:, 0], 1.25)
+
+
+def test_rounds_json_rows_carry_the_notes(tmp_path, capsys):
+    """F14: ``predict --rounds --json`` rows left out the result's notes, which the table
+    prints (F2's: the contraction reported as its bound, the fixed point the exact prox's)."""
+    import json
+
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 0.5, "sigma": 0.5},
+        {"name": "b", "gamma": 2.0, "r": 0.5, "sigma": 0.5}]}))
+    code, out, err = run_cli(["predict", "fedprox", "--federation", fed, "--rounds", "inf",
+                              "--local-steps", "2", "--local-step-size", "0.1", "--lam",
+                              "1e-12", "--json"], capsys)
+    assert code == 0, err
+    assert any("fixed point is the exact prox's" in n for n in json.loads(out)[0]["notes"])

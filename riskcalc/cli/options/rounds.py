@@ -255,7 +255,10 @@ def rows(res, local, target: int = 0, personalized=None, pers=None) -> list:
                     "local_risk": num(local[target, t]),
                     "distance_to_fixed_point": whole["distance_to_fixed_point"][t],
                     "clients_risk": [row[t] for row in whole["risk"]],
-                    "diagnostics": dict(whole["diagnostics"])})
+                    "diagnostics": dict(whole["diagnostics"]),
+                    # as the tables print them (fuzz41 path F14: a contraction given as its
+                    # bound, F2, said so in the table only)
+                    "notes": list(whole.get("notes", ()))})
         if personalized is not None:
             out[-1]["personalized_risk"] = num(personalized[target, t])
             out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",
