@@ -139,11 +139,13 @@ def check(args, verb: str) -> None:
     if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
         if np.isinf(K):
             raise ValueError("--local-step-size does not apply with --local-steps inf (no step)")
-        from riskcalc.linear.dynamics.inputs import MIN_STEP_SIZE as low
+        from riskcalc.linear.dynamics.inputs import check_step_floor
+
         as_array("--local-step-size", eta, low=0.0, low_open=True, high=SCALE_MAX, ndim=0)
-        if eta < low:
-            raise ValueError(f"--local-step-size must be >= {low:g} with finite --local-steps, "
-                             f"got {eta:g}: below it the local filter is lost to rounding")
+        # Sigma = I's floor on the step itself; with a covariance the limit checks step x its
+        # largest eigenvalue (scaled:1e100 at 1e-101 was refused here; fuzz41 path F1)
+        if not covariance_given(args):
+            check_step_floor(eta, K, 1.0, names=("--local-step-size", "--local-steps"))
     steps = [families.given(args, d) for d in ("steps", "step_size")]
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
@@ -162,6 +164,15 @@ def check(args, verb: str) -> None:
             raise ValueError("--steps/--step-size (FTFA) do not apply to rtfa: one "
                              "personalization after round T (fedavg --steps k --step-size e "
                              "for FTFA)")
+
+
+def covariance_given(args) -> bool:
+    """Whether a covariance other than the identity may be asked: ``--spectrum`` other than
+    identity, or a federation (its clients may carry spectra)."""
+    spec = getattr(args, "spectrum", None)
+    return (spec is not None and str(spec).strip().lower() != "identity"
+            or getattr(args, "federation", None) is not None
+            or getattr(args, "clients_file", None) is not None)
 
 
 def federation(args) -> dict:
@@ -244,7 +255,10 @@ def rows(res, local, target: int = 0, personalized=None, pers=None) -> list:
                     "local_risk": num(local[target, t]),
                     "distance_to_fixed_point": whole["distance_to_fixed_point"][t],
                     "clients_risk": [row[t] for row in whole["risk"]],
-                    "diagnostics": dict(whole["diagnostics"])})
+                    "diagnostics": dict(whole["diagnostics"]),
+                    # as the tables print them (fuzz41 path F14: a contraction given as its
+                    # bound, F2, said so in the table only)
+                    "notes": list(whole.get("notes", ()))})
         if personalized is not None:
             out[-1]["personalized_risk"] = num(personalized[target, t])
             out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",

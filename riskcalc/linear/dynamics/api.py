@@ -158,10 +158,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
         it solves and refused beyond, naming what would fit); default: each route's own limit
         (600 s for the chain routes, 120 s for the dense pencil and the personalization;
-        ``riskcalc.linear.dynamics.sigma.budget``). With Sigma = I only Algorithm 1's curves
-        with finite K are (120 s by default; estimated before their contours and before each
-        finer quadrature rule: at a very small eta lam their nodes grow like
-        1 / sqrt(1 - top), ``riskcalc.linear.dynamics.algorithm1.cost``).
+        ``riskcalc.linear.dynamics.sigma.budget``). With Sigma = I the curves with finite K
+        are (120 s by default): Algorithm 1's before their contours and before each finer
+        quadrature rule (at a very small eta lam their nodes grow like 1 / sqrt(1 - top),
+        ``riskcalc.linear.dynamics.algorithm1.cost``), FedAvg's before its edge solve and on
+        its contour's nodes (``riskcalc.linear.dynamics.client_laws.check_root_work``).
     max_gigabytes : float, optional
         The most estimated peak memory (GB) the same routes may add to the process, likewise
         (default 4; the estimates, fitted to measured peaks, in
@@ -211,12 +212,6 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
                                               gamma, 1 if alg1 else local_steps, d)
     spectrum = as_spectrum(spectrum, d=d)
-    if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
-        # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
-        from riskcalc.spectrum import Spectrum
-
-        keep = spectrum.weights > 0
-        spectrum = Spectrum(spectrum.atoms[keep], spectrum.weights[keep])
     shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
     if shared and not spectrum.signal_is_uniform:
         raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
@@ -230,8 +225,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                     spectrum, joint)
     from riskcalc.linear.dynamics import ROUTES
     from riskcalc.linear.dynamics.sigma import prox_sigma
-
     from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap
+    from riskcalc.linear.dynamics.algorithm1.fixed_point import unresolved_top
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause, unit_top)
 
@@ -243,12 +238,17 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                                                ndim=0)), gigabytes(max_gigabytes))
     cause = ((spectrum.atoms, False) if shared else
              (None, False) if joint is None else (joint.values, True))
+    slow = None if name != "pfedme" else unresolved_top(     # (fuzz41 path F2)
+        gam, lam, eta, K, g, T, cause[0] if cause[0] is None else np.max(cause[0]))
+    Kr, gr = (np.inf, 1.0 / lam) if slow else (K, g)    # T = inf alone near 1: the prox's
+    if name == "pfedme" and not shared and joint is None:     # K >= 1000 at the prox to rounding
+        Kr = effective_steps(Kr, eta, gam, lam)
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, *cause), budgets(*budget):
-        if name == "pfedme" and joint is not None and np.isinf(K):
+        if name == "pfedme" and joint is not None and np.isinf(Kr):
             from riskcalc.linear.dynamics.shift.algorithm1.prox import shift_prox_curves
 
-            out = shift_prox_curves(gam, rr, sig, p, s, lam, g, T, joint)
+            out = shift_prox_curves(gam, rr, sig, p, s, lam, gr, T, joint)
         elif name == "pfedme" and joint is not None:
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
@@ -256,7 +256,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             u, back = unit_top(joint, rr, s, eta, lam, g)        # (fuzz40 scale F5)
             out = back(shift_alg1_curves(gam, u["r"], sig, p, u["signal"], u["lam"], u["eta"], K,
                                          u["g"], T, u["spectrum"]))
-        elif name == "pfedme" and np.isfinite(K) and shared:
+        elif name == "pfedme" and np.isfinite(Kr) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
 
@@ -268,7 +268,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             kw, back = unit_top(spectrum, rr, s, eta, lam, g)
             out = back(algorithm1_sigma_k_curves(gam, kw["r"], sig, p, kw["signal"], kw["lam"],
                                                  kw["eta"], K, kw["g"], T, kw["spectrum"]))
-        elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
+        elif name == "pfedme" and np.isfinite(Kr):
             from riskcalc.linear.dynamics.algorithm1.identity import algorithm1_identity
 
             out = algorithm1_identity(gam, rr, sig, p, s, lam, eta, K, g, T)
@@ -277,18 +277,18 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
             pencil_work(spectrum, 1 + 2 * gam.size, T)
-            out = fedavg_exact_curves(gam, rr, sig, p, s, g * lam, T, spectrum)
+            out = fedavg_exact_curves(gam, rr, sig, p, s, gr * lam, T, spectrum)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 
             reach = pencil_guard(spectrum, gam, p, T, lam=lam)
             try:
-                out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
+                out = prox_sigma_curves(gam, rr, sig, p, s, lam, gr, T, spectrum)
             except (SolverError, ValueError) as exc:
                 prox_scale(exc, lam, spectrum)
             found_reach(out, *reach)
         elif name == "pfedme":
-            out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+            out = ROUTES[name](gam, rr, sig, p, s, lam, gr, T)
         elif joint is not None and np.isinf(K):
             from riskcalc.linear.dynamics.shift.kinf import shift_kinf_curves
 
@@ -343,12 +343,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                 out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
             except (ValueError, SolverError) as exc:
                 divergent_range(exc, name, gam, eta, K)
-    rho = out["contraction"]
+    rho = (slow or out)["contraction"]
     converges = bool(rho < 1.0)
     # The server's step on D's spectrum [a, b] (``edges``): FedAvg's g, the exact prox's g lam
     # (was g: lam 100, global_step 0.5 under a spectrum, contraction 2.9, was said to "round
-    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum.
-    step = g if name == "fedavg" else g * lam if np.isinf(K) else None
+    # to 1"); Algorithm 1 with K local steps reports the round map's own spectrum (K >= 1000
+    # solved as the exact prox: its g lam; was converges: false at global_step 1e-17).
+    step = g if name == "fedavg" else g * lam if np.isinf(Kr) else None
     rounded = step is not None and step * out["edges"][1] < 2.0
     if np.any(np.isinf(T)) and not converges and rounded:
         # rho = 1 - g a rounded to 1 (global_step 1e-300 was said to diverge "the global step
@@ -383,7 +384,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if shared:
         params["spectrum"] = {"atoms": spectrum.atoms.tolist(),
                               "weights": spectrum.weights.tolist()}
-    diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
+    diagnostics.update(edges=(slow or out)["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     if out.get("memory") is not None:       # the route's estimated peak (bytes; ``budget``)
         diagnostics["memory_estimate"] = float(out["memory"])
@@ -394,7 +395,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"], out.get("personalize"),
                          _budget=budget, _call=call,
-                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None))
+                         notes=rounds_notes(gam, K, eta, lam, shared or joint is not None)
+                         + ((slow["note"],) if slow else ()))
     if name == "pfedme":
         result._cache["local"] = risk
     return result

@@ -73,7 +73,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
-from riskcalc.linear.dynamics.client_laws import ClientLaws, check_edge_step
+from riskcalc.linear.dynamics.client_laws import (ROOT_MIN_NODES, ClientLaws, check_edge_step,
+                                                  check_near_exact, check_root_work)
 
 #: Rounding amplification allowed on the contour (see the module docstring).
 AMPLIFICATION = 1e4
@@ -246,11 +247,12 @@ def round_filters(z, g, rounds, finite):
                 np.where(finite[:, None], (1.0 - power) / z, 1.0 / z))
 
 
-def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
+def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0, check=False):
     """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes of
     the upper half of the contour: ``_contour``'s ellipse, or ``_around_zero``'s ellipse and
     circle where they need fewer than half its nodes (the ellipse through the gap (0, a)
-    grows as sqrt(b / a): 159920 nodes, refused, at T = 1 with one client at gamma 0.999)."""
+    grows as sqrt(b / a): 159920 nodes, refused, at T = 1 with one client at gamma 0.999).
+    ``check``: the K local steps' work estimated on the nodes first (``check_root_work``)."""
     def count(contour):
         try:
             return contour(a, b, g, rho, t_max_rounds, shrink)
@@ -260,10 +262,15 @@ def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
     if two is None or (one is not None and 2 * (two[3] + CIRCLE_NODES) >= one[3]):
         nodes, path, w, _ = (ellipse(a, b, g, rho, t_max_rounds, shrink) if one is None
                              else _ellipse_path(*one, b))     # (the first: its refusal)
+        if check:
+            check_root_work(laws, 2 * w.size, f" (the round map's spectrum [{a:.3g}, {b:.3g}])")
         omega, G = subordination.solve(laws, nodes, b, path)
         return nodes(path[-1]), w, omega, G
     c0, h, t, m, radius = two
     nodes, path, w, _ = _ellipse_path(c0, h, t, m, b)
+    if check:
+        check_root_work(laws, 2 * (w.size + CIRCLE_NODES // 2),
+                        f" (the round map's spectrum [{a:.3g}, {b:.3g}])")
     omega, G = subordination.solve(laws, nodes, b, path)
     phi = np.pi * (np.arange(CIRCLE_NODES // 2) + 0.5) / (CIRCLE_NODES // 2)
     circle = radius * np.exp(1j * phi)
@@ -298,13 +305,17 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     filter q given by ``laws`` (``ClientLaws``: K local gradient steps; ``prox_laws.ProxLaws``:
     the exact prox of paper 004's Algorithm 1 with K = inf); as ``fedavg_curves``."""
     gam, p = laws.gamma, laws.p
+    if isinstance(laws, ClientLaws):    # the least work, before the edge solve (fuzz41 path F7)
+        check_root_work(laws, ROOT_MIN_NODES, " at the least")
     try:
         a, b, mu0 = round_map_edges(laws)
     except SolverError:     # at the edge exactly: "no real solution at the start of the scan"
         check_edge_step(laws)
+        check_near_exact(laws)
         raise
     if not a > 1e-9 * b:
         check_edge_step(laws)
+        check_near_exact(laws)
         raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
                          f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "
                          "near 1); move gamma off the threshold")
@@ -317,7 +328,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     # asked alone at over = 319.1 got nodes for T = 0: "a negative or NaN quadratic form").
     kept = rounds[finite & (rounds - 1 <= over)]
     t_max = int(kept.max()) if kept.size else 0
-    z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
+    z, w, omega, G = _solve(laws, a, b, g, rho, t_max, check=isinstance(laws, ClientLaws))
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
     A, R = round_filters(z, g, rounds, finite)
     with np.errstate(over="ignore", invalid="ignore"):

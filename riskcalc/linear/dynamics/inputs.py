@@ -89,6 +89,32 @@ def step_size_value(step_size, K):
 MIN_STEP_SIZE = 1e-12
 
 
+def check_step_floor(eta, K, top: float, covariance: str = "",
+                     names=("step_size", "local_steps")) -> None:
+    """ValueError when finite local steps of size ``eta`` times ``top``, the largest eigenvalue
+    of the covariance (1 for Sigma = I; a shared spectrum's top atom, or under covariate shift
+    the clients' largest eigenvalue), fall below ``MIN_STEP_SIZE``: the local filter
+    1 - (1 - eta s)^K then loses its digits to rounding. The routes solve at the scale of that
+    eigenvalue (``sigma.guards.unit_top``), so the product counts (scaled:1e100 at step 1e-101,
+    step x top 0.1, was refused on eta alone). ``covariance``: "spectrum" or "covariances"
+    (shift), "" for Sigma = I; under either, one local step keeps the floor on eta alone (its
+    closed-form routes answer the server model at scaled:1e-100, step 0.1). ``names``: the
+    step size and the local steps as the caller calls them (the command line's options)."""
+    name = names[0]
+    if eta is None or not np.isfinite(K) or eta * top >= MIN_STEP_SIZE:
+        return
+    if not covariance:
+        raise ValueError(f"{name} must be >= {MIN_STEP_SIZE:g} with finite {names[1]}, got "
+                         f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
+                         "to rounding (the curve would be silently wrong)")
+    if K == 1 and eta >= MIN_STEP_SIZE:
+        return
+    raise ValueError(f"{name}: step_size times the largest eigenvalue of the {covariance} is "
+                     f"{eta * top:.3g}, below {MIN_STEP_SIZE:g}: the local filter 1 - (1 - "
+                     "step_size s)^K is lost to rounding; raise step_size (or rescale the "
+                     "covariance)")
+
+
 #: Most local steps solved as such: the exact route sums over the K roots of the local filter
 #: at every contour node (measured, M = 2 clients, 3 rounds: 7 s at K = 1000, 30 s at 10^4,
 #: more than 2 minutes and 1 GB at 10^5; K = 10^9 asked for 8 GB for the roots alone).
@@ -282,18 +308,10 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
                          "their edge and contour solves lose the client's thin spectrum); such "
                          "a client holds almost no data: leave it out")
     eta = step_size_value(step_size, K)
-    if (shared and eta is not None and 2 <= K < np.inf
-            and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
-        # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
-        # refused as "pooled N near d").
-        raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
-                         f"{eta * spectrum.atoms.max():.3g}, below {MIN_STEP_SIZE:g}: the local "
-                         "filter 1 - (1 - step_size s)^K is lost to rounding; raise step_size "
-                         "(or rescale the covariance)")
-    if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
-        raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
-                         f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
-                         "to rounding (the curve would be silently wrong)")
+    top = 1.0 if not shared and joint is None else float(np.max(
+        spectrum.atoms if joint is None else joint.values))
+    check_step_floor(eta, K, top, "" if not shared and joint is None else
+                     "spectrum" if joint is None else "covariances")
     if name == "pfedme":
         if lam is None:
             raise ValueError("method pfedme (Algorithm 1) needs lam > 0")

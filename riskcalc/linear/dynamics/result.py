@@ -244,7 +244,7 @@ class RoundsLimit:
         if name not in self._cache:
             if over.all():
                 risk = np.zeros(self.risk.shape)
-            elif spec is None and not shift:
+            elif spec is None and not shift and self._personal is None:    # (fuzz41 path F8)
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
             else:       # a spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma (shared),

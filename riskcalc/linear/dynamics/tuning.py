@@ -91,10 +91,9 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
     if of != "best":    # within eps from T on (the risk at T = 8 of a curve dipping from 0.31
         within = np.logical_and.accumulate(within[::-1])[::-1]   # to 0.277 and back was taken)
     hit = np.flatnonzero(within)
-    if not hit.size:
-        raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
     scale = float(np.max(np.abs(curve.distance_to_fixed_point if of == "distance" else values)))
-    if eps < RESOLUTION * scale:
+    if eps < RESOLUTION * scale:    # before "not reached" (eps 1e-300 was told that: more
+        # rounds would not reach it either; fuzz41 path F9)
         # The curves hold to about 1e-12 relative (the routes against one another), and from
         # rho^T < 1e-16 on they are the fixed point to rounding: eps = 1e-18 answered T = 943
         # (a risk gap 0.0 to rounding) where the gap falls like rho^T to 1e-18 only past 1000.
@@ -102,6 +101,8 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
                          f"its largest value {scale:.3g}: the limits hold to about that, and "
                          "the last rounds are the fixed point to rounding); give eps >= "
                          f"{RESOLUTION * scale:.3g}")
+    if not hit.size:
+        raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
     t = int(hit[0])
     return RoundsChoice(t, _evaluations(t, curve), float(values[t]), curve)
 

@@ -63,14 +63,31 @@ def check_top_gap(gam, lam, eta, K, gl, top=None):
     as a divergence; under a spectrum the scans said "not found" or blamed pooled N near d
     (fuzz40 path F8). ``top``: the covariance's largest eigenvalue (None: Sigma = I, whose
     sample spectra are [(1 - sqrt g)^2, (1 + sqrt g)^2] exactly; else the bottom of each is at
-    most top (1 - sqrt g)^2, 0 where gamma_j > 1). Pooled samples that do not span (their
-    null space held apart) and local steps at or past their stability edge (eta (L + lam) >= 2,
-    L bounded by top (1 + sqrt g)^2) are left to the routes."""
-    scale = 1.0 if top is None else top
-    if (np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0
-            or eta * (scale * np.max((1.0 + np.sqrt(gam)) ** 2) + lam) >= 2.0):
+    most top (1 - sqrt g)^2, 0 where gamma_j > 1; pooled samples that do not span:
+    ``local_gap``). Local steps at or past their stability edge (eta (L + lam) >= 2, L bounded
+    by top (1 + sqrt g)^2) are left to the routes."""
+    local = local_gap(gam, lam, eta, K, top)
+    if local is None:
         return      # the routes' own scope checks say why (diverging local steps)
-    low = np.where(gam > 1.0, 0.0, scale * (1.0 - np.sqrt(gam)) ** 2)
+    if min(local, gl) < TOP_GAP:
+        why = ("its local steps' slowest factor (1 - step_size (s + lam))^K on the clients' "
+               "sample spectra" if local <= gl else "the server step global_step lam")
+        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {min(local, gl):.2g} "
+                          f"or nearer ({why}) is so near 1 that its contour needs more than "
+                          f"{MAX_NODES} nodes; {fix_nodes(0.0, gam, gl)}")
+
+
+def local_gap(gam, lam, eta, K, top=None):
+    """min over the clients' sample spectra of 1 - a(s), a(s) = (1 - eta (s + lam))^K: the round
+    map's top is at least 1 minus it (``check_top_gap``; ``top`` as there); None where the local
+    steps reach their stability edge. Pooled samples that do not span: on the pooled range,
+    where each client's null space still meets the others' ranges (dimension sum over k != j of
+    1 / gamma_k), but for one client, whose null space is the common one held apart (they gave
+    numpy's "Array must not contain infs or NaNs" at lam 1e-9; fuzz41 path F12)."""
+    scale = 1.0 if top is None else top
+    if eta * (scale * np.max((1.0 + np.sqrt(gam)) ** 2) + lam) >= 2.0:
+        return None
+    low = np.where((gam > 1.0) & (gam.size > 1), 0.0, scale * (1.0 - np.sqrt(gam)) ** 2)
     x_low = eta * (low + lam)
     with np.errstate(invalid="ignore", divide="ignore"):    # x_low >= 1: far from 1
         precise = -np.expm1(K * np.log1p(-x_low))              # 1 - a, no cancellation
@@ -79,13 +96,7 @@ def check_top_gap(gam, lam, eta, K, gl, top=None):
     if top is None:     # the top edge (1 + sqrt g)^2 is in the sample spectrum too (an even K
         # at the stability edge: a there near 1)
         gap = np.minimum(gap, 1.0 - (1.0 - eta * ((1.0 + np.sqrt(gam)) ** 2 + lam)) ** K)
-    local = float(np.min(gap))
-    if min(local, gl) < TOP_GAP:
-        why = ("its local steps' slowest factor (1 - step_size (s + lam))^K on the clients' "
-               "sample spectra" if local <= gl else "the server step global_step lam")
-        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {min(local, gl):.2g} "
-                          f"or nearer ({why}) is so near 1 that its contour needs more than "
-                          f"{MAX_NODES} nodes; {fix_nodes(0.0, gam, gl)}")
+    return float(np.min(gap))
 
 
 def ellipses(lo, hi, rho, t_max, top, gam, gl=None):

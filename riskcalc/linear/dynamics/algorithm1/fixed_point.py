@@ -45,3 +45,39 @@ def fixed_point(gam, r, sigma, p, signal, lam, n_rounds, sp) -> dict:
             "distance": columns(out["distance"]), "contraction": sp["contraction"],
             "edges": (sp["lower"], sp["top"]), "contraction_is_bound": not sp["exact"],
             "atom": sp.get("atom", 0.0), "nodes": out["nodes"], "local": local}
+
+
+def unresolved_top(gam, lam, eta, K, g, rounds, top=None):
+    """None, or the round map's spectral data where only T = inf is asked of K < inf local
+    steps and the top of the round map lies within ``contours.TOP_GAP`` of 1 (at least
+    1 - min(1 - sup a, g lam), ``contours.local_gap``; ``top``: the covariance's largest
+    eigenvalue, None for Sigma = I). Its edge solve then took 13-18 s and at lam 1e-12 found a
+    contraction 1 + 1e-11 (a "divergence"), under a spectrum blamed pooled N near d, for a fixed
+    point the exact prox gives in a second (module docstring: the same for every K, eta and g).
+    With g lam <= 1 the round map contracts (``algorithm1.rate``: its spectrum lies in
+    [min(0, inf a), top], top < 1 where the pooled samples span, inf a > -1 for stable local
+    steps), so the fixed point is reached; the contraction reported is the lower bound
+    1 - min(1 - sup a, g lam), within ``TOP_GAP`` of the exact one. ValueError with g lam > 1,
+    where the bottom of the spectrum decides and is not resolved either."""
+    from riskcalc.linear.dynamics.algorithm1.contours import TOP_GAP, local_gap
+
+    if np.any(np.isfinite(rounds) & (rounds > 0)) or not np.isfinite(K):
+        return None     # (T = 0, the zero model, needs no solve: [0, inf] took 4 s, "diverges")
+    gap = local_gap(gam, lam, eta, K, top)
+    if gap is None or min(gap, g * lam) >= TOP_GAP:
+        return None
+    if g * lam > 1.0:
+        raise ValueError(f"rounds=inf: Algorithm 1's round map has its top within "
+                         f"{min(gap, g * lam):.2g} of 1 (its local steps' slowest factor "
+                         "(1 - step_size (s + lam))^K), beyond what its edge solves resolve, "
+                         f"and global_step * lam = {g * lam:.6g} > 1 leaves its convergence "
+                         "open; give global_step <= 1 / lam (the fixed point is the same for "
+                         "every global_step, K and step_size), or local_steps=numpy.inf")
+    tops = (1.0 if top is None else top) * (1.0 + np.sqrt(gam)) ** 2
+    low = min(0.0, float(np.min((1.0 - eta * (tops + lam)) ** K)))
+    rho = 1.0 - min(gap, g * lam)
+    return {"contraction": max(rho, -low), "edges": (low, rho),
+            "note": f"contraction: the round map's top is within {1.0 - rho:.2g} of 1 (its "
+                    "local steps' slowest factor (1 - step_size (s + lam))^K), beyond its edge "
+                    "solves; reported as that lower bound, within 1e-9 of the exact one. The "
+                    "fixed point is the exact prox's (the same for every local_steps)"}

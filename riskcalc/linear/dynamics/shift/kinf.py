@@ -87,6 +87,7 @@ from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, pers
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import projection_edges
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+from riskcalc.linear.dynamics.sigma.guards import unit_top
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 
 #: The continuation of step 3 (E_j^-1's x'-entry -eps), ending at 0.
@@ -183,7 +184,15 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
     ValueError
         Clients counted differently from the spectra, a client with gamma_j within 1e-9 of 1,
         or the routes' limits.
+
+    Solved at the covariances' largest eigenvalue 1 (``sigma.guards.unit_top``: at 1e50 the
+    risks were 100% off, silently, at 1e-50 refused as a negative quadratic form; fuzz41 path
+    F6).
     """
+    if np.max(joint.values) != 1.0:
+        u, back = unit_top(joint, r, signal, None)
+        return back(shift_kinf_curves(gam, u["r"], sigma, p, u["signal"], g, rounds,
+                                      u["spectrum"]))
     M = gam.size
     check_clients(gam, joint, atom_ok=True)
     if np.any(np.abs(gam - 1.0) <= 1e-9):

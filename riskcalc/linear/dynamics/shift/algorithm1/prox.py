@@ -73,9 +73,18 @@ from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import MetricPencil, client_ends, forget_pairs
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.guards import unit_top
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
+
+#: Least 1 - b, b the top of the round map's D = sum_j p_j S_j (S_j + lam)^-1, this route
+#: solves. Its own models lose digits like (0.4-8)e-15 / (1 - b) relative as lam -> 0 pushes
+#: b to 1 (measured on three federations against the lam -> 0 limit, FedAvg's exact local
+#: solves; gamma (0.5, 2), two-point:1,3,0.5 and scaled:2, 1 - b = 0.27 lam: 6e-6 at lam
+#: 1e-9, 8e-4 at 1e-11, 11% at 1e-12, silently, the server model within 1e-6; fuzz41 path
+#: F3). At 2e-8: at most ~4e-7.
+TOP_GAP = 2e-8
 
 
 class ShiftProxPencil(MetricPencil):
@@ -101,7 +110,7 @@ def _metric(pen, values):
     return out
 
 
-def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
+def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint, scale=1.0):
     """Bias, variance and distance to the fixed point of the server model, and (``local()``)
     bias and variance of every client's own model (the prox of the server model), of
     Algorithm 1 with exact prox under covariate shift at every T of ``rounds``, each client's
@@ -114,19 +123,34 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         ||theta_0||, the prox penalty and the paper's global step gamma.
     rounds : ndarray of float (integers or inf)
     joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
-        The clients' commuting covariances (their types and joint measure).
+        The clients' commuting covariances (their types and joint measure); solved at their
+        largest eigenvalue 1 (``sigma.guards.unit_top``, lam / c and g c: at 1e50 and 1e-50
+        the personalization failed, "Singular matrix"; fuzz41 path F6).
+    scale : float
+        That eigenvalue, where the call is the rescaled one (lam in the messages is lam c).
 
     Raises
     ------
     ValueError
         Clients counted differently from the spectra, or the routes' limits.
     """
+    if np.max(joint.values) != 1.0:
+        u, back = unit_top(joint, r, signal, None, lam, g)
+        return back(shift_prox_curves(gam, u["r"], sigma, p, u["signal"], u["lam"], u["g"],
+                                      rounds, u["spectrum"], scale=u["c"]))
     M = gam.size
     check_clients(gam, joint, atom_ok=True)
     pen = ShiftProxPencil(joint, gam, p, lam)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
     qmax = top / (top + lam)
     found = edges(pen, top, qmax=qmax, near=band_points(gam, p, qmax))
+    if 1.0 - found[1] < TOP_GAP:
+        raise ValueError(f"lam = {lam * scale:g}: under covariate shift the exact prox's round map "
+                         f"has its top within {1.0 - found[1]:.2g} of 1 (lam small against "
+                         "the clients' sample eigenvalues), where this route's own models "
+                         "lose their digits; give lam >= "
+                         f"{scale * lam * TOP_GAP / (1.0 - found[1]):.2g}"
+                         " (the lam -> 0 limit is FedAvg's exact local solves)")
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
     wn = np.zeros((M, pen.n))

@@ -71,7 +71,7 @@ from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.fedavg import far, moving, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble, own_pairs
-from riskcalc.linear.dynamics.sigma.guards import own_work
+from riskcalc.linear.dynamics.sigma.guards import own_work, unit_top
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -149,8 +149,14 @@ def fedavg_exact_curves(gam, r, sigma, p, signal, g, rounds, spectrum):
         ||theta_0|| and the global step.
     rounds : ndarray of float (integers or inf)
     spectrum : riskcalc.Spectrum
-        H, uniform signal directions.
+        H, uniform signal directions; solved at its top atom 1 (``sigma.guards.unit_top``: at
+        two-point:1e50,3e50,0.5 the own models were 1e34 relative off, at 1e-50 refused as a
+        negative quadratic form; fuzz41 path F5).
     """
+    if spectrum.atoms[-1] != 1.0:
+        u, back = unit_top(spectrum, r, signal, None)
+        return back(fedavg_exact_curves(gam, u["r"], sigma, p, u["signal"], g, rounds,
+                                        u["spectrum"]))
     proj = gam > 1.0
     if not proj.any():
         return _full_rank(gam, r, sigma, p, signal, g, rounds, spectrum)
