@@ -45,3 +45,20 @@ def test_support_gaps_are_silverstein_choi_edges():
     assert (lo, hi, j) == (pytest.approx(1.8660254037844386e-08, rel=1e-12),
                            pytest.approx(2.5e7, rel=1e-12), 0)
     assert weighted_mp.support_gaps(0.5, Spectrum.parse("two-point:1,4,0.3")) == []
+
+
+def test_steps_past_the_edge_under_a_split_spectrum_answer():
+    """F3: under two-point:1e-8,1e8,0.5 at gamma 0.5, 10 steps of 0.1 (far past the edge,
+    finite values) failed "Silverstein's equation: the fixed point did not settle in 20000
+    iterations at 25 points" (the one contour's nodes beside the band under the gap; also from
+    ``compare``), and one step took 91-145 s to answer. Past the edge the bands go first:
+    mpmath's 6.96788474075483e152 (and 4.1677213664450e143 for sigma = 0.5), one step the
+    moments' closed form E t - 2 eta E t^2 + eta^2 (E t^3 + gamma E t^2 E t)."""
+    kw = dict(gamma=0.5, r=1.0, sigma=0.5, spectrum=Spectrum.parse("two-point:1e-8,1e8,0.5"))
+    res = steps_limit("ftfa", steps=10, step_size=0.1, **kw)
+    assert res.converges is False
+    assert res.bias == pytest.approx(6.96788474075483e152, rel=1e-9)
+    assert res.variance == pytest.approx(4.1677213664450298e143, rel=1e-9)
+    one = steps_limit("ftfa", steps=1, step_size=0.1, **kw)
+    assert one.bias == pytest.approx(5e7 - 0.2 * 5e15 + 0.01 * (5e23 + 0.5 * 5e15 * 5e7),
+                                     rel=1e-12)

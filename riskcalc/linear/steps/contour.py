@@ -87,6 +87,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             routes.reverse()
         if ratio_cut <= 0:
             routes = routes[:1]
+        if past:    # the bands first (``_banded``): the one contour's nodes near a band under
+            routes.insert(0, (None, 0.0, 0.0))    # a gap failed or took minutes (fuzz41 F3)
 
         def one_minus_power(z, l=l, kk=kk, e=e):
             return -_expm1(kk * _log1p(-e * (z + l)))
@@ -101,7 +103,19 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         def phi_var(z, l=l):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
+        def banded(g=g, kk=kk, e=e, cap=cap, reach=reach, edge=edge, past=past):
+            if g not in gaps:
+                gaps[g] = [gap for gap in weighted_mp.support_gaps(
+                    g, spectrum, SPLIT * spectrum.mean) if gap[1] >= WIDE * gap[0]]
+            return gaps[g] and _banded((phi_bias, phi_var), g, spectrum, gaps[g], (lo, hi),
+                                       cap, reach, atoms[g], kk if edge else 0.0, past)
+
         for foci, margin, atom in routes:
+            if foci is None:
+                if got := banded():
+                    (b, v), atom = got
+                    break
+                continue
             # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
             # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10). Near
             # gamma = 1 but not at it, x_lo > 0 inside [0, x_hi]: settled at 22-88, none with
@@ -136,12 +150,7 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         if not (past or edge) and b + atom < SPLIT * spectrum.mean:
             # The bias may lie below the contour's tolerance: where gaps split the support,
             # each band on its own ellipse (``_banded``; fuzz41 steps F2).
-            if g not in gaps:
-                gaps[g] = [gap for gap in weighted_mp.support_gaps(
-                    g, spectrum, SPLIT * spectrum.mean) if gap[1] >= WIDE * gap[0]]
-            got = gaps[g] and _banded((phi_bias, phi_var), g, spectrum, gaps[g], (lo, hi),
-                                      room, reach, atoms[g])
-            if got:
+            if got := banded():
                 (b, v), atom = got
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
@@ -159,12 +168,13 @@ def _too_many(foci, margin, lo, g, nodes=MAX_CONTOUR_NODES) -> bool:
         margin + np.sqrt(margin * (2.0 * h + margin)))
 
 
-def _banded(phis, g, spectrum, gaps, edges, room, reach, atom):
+def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past):
     """(int phi dnu for each of ``phis``, the atom at 0 left to add) as a sum over the bands of
     the support between ``gaps`` (``weighted_mp.support_gaps``), each on its own ellipse
-    reaching half the gaps to its neighbours (to 0 below the first; ``room`` above the last)
-    and settled to ATOL_GENERAL times its atoms' mass of int t dH; the first band around [0,
-    its top], the atom inside, where its own ellipse would need too many nodes (as
+    reaching half the gaps to its neighbours (to 0 below the first; ``cap`` above the last)
+    and settled to ATOL_GENERAL times its atoms' mass of int t dH (``power`` as
+    ``contour_integrals``'; infinite where it overflows ``past`` the edge); the first band
+    around [0, its top], the atom inside, where its own ellipse would need too many nodes (as
     ``spectral_filter_integrals``' second route). None where a band's rule would need more
     than ``BAND_NODES`` nodes or fails: the single contours answer then."""
     t, w = spectrum.atoms, spectrum.weights
@@ -173,7 +183,7 @@ def _banded(phis, g, spectrum, gaps, edges, room, reach, atom):
     mass = np.diff(np.concatenate([[0.0], cum[[gap[2] for gap in gaps]], cum[-1:]]))
     plan = []
     for i, (a, b) in enumerate(zip(ends[::2], ends[1::2])):
-        right = ends[2 * i + 2] - b if i < len(gaps) else 2.0 * room
+        right = ends[2 * i + 2] - b if i < len(gaps) else 2.0 * cap
         foci, margin = (a, b), 0.5 * min(a - (ends[2 * i - 1] if i else 0.0), right)
         if i == 0 and _too_many(foci, margin, edges[0], g, BAND_NODES):
             foci, margin, atom = (0.0, b), min(reach, 0.5 * right, 0.25 * b), 0.0
@@ -185,7 +195,11 @@ def _banded(phis, g, spectrum, gaps, edges, room, reach, atom):
         try:
             total += weighted_mp.contour_integrals(
                 phis, g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
-                atol=ATOL_GENERAL * scale, max_nodes=MAX_CONTOUR_NODES)
+                atol=ATOL_GENERAL * scale, max_nodes=MAX_CONTOUR_NODES, power=power)
+        except IntegrandOverflow:
+            if not past:
+                return None
+            return np.full(len(phis), np.inf), 0.0
         except SolverError:
             return None
     return total, atom
