@@ -100,9 +100,10 @@ def test_optimal_steps_name_an_array_of_clients():
 def test_mixed_one_client_steps_count_only_the_diverging_points():
     """F5: with F2's broadcast, ``clients=[1, 4]`` past the edge (gamma 0.5, step 0.8) noted
     "2 of 2 points diverge" beside converges [True, False] (one client's steps stay put,
-    steps F10); the divergence note now counts the points of more clients only."""
+    steps F10); the divergence note now counts the points of more clients only (among all
+    the points: fuzz41 steps F1)."""
     res = steps_limit("ftfa", gamma=0.5, r=1.0, sigma=0.5, steps=10, step_size=0.8,
                       clients=[1, 4])
     assert list(res.converges) == [True, False] and len(res.notes) == 2
-    assert "diverges" in res.notes[0] and "points diverge" not in res.notes[0]
+    assert "diverges" in res.notes[0] and "1 of 2 points diverge" in res.notes[0]
     assert res.notes[1].startswith("one client")

@@ -111,6 +111,45 @@ def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
     return max(x_lo, 0.0), x_hi
 
 
+def support_gaps(gamma: float, spectrum: Spectrum, below: float = np.inf,
+                 most: int = 4) -> list:
+    """Gaps (x_a, x_b, j) inside [x_lo, x_hi] of the limiting spectrum of S, ascending, j the
+    index of the atom t_j just below the gap: at most ``most``, between the atoms farthest
+    apart in ratio (the highest among equals) with sum_(i <= j) w_i t_i < ``below``.
+
+    Silverstein and Choi (1995): off the support x'(mu) > 0, i.e. with v = -1/mu, gamma int
+    (t / (t - v))^2 dH < 1, a convex function of v between two atoms t_j < v < t_(j+1); a gap
+    where its minimum there is below 1 / gamma, with edges x(v) = v (1 + gamma int t / (v - t)
+    dH) at its two roots. Two atoms alone bound that minimum below by (a^(1/3) + b^(1/3))^3 /
+    (t_(j+1) - t_j)^2, a = w_j t_j^2, b = w_(j+1) t_(j+1)^2: only pairs under that bound are
+    tried.
+    """
+    t, w = spectrum.atoms, spectrum.weights
+    g = float(gamma)
+    pair = np.cbrt(w * t * t)
+    cand = np.flatnonzero((g * (pair[:-1] + pair[1:]) ** 3 < np.diff(t) ** 2)
+                          & (np.cumsum(w * t)[:-1] < below))
+    cand = np.sort(cand[np.lexsort((cand, t[cand + 1] / t[cand]))][-most:])
+
+    def fun(v):
+        return 1.0 - g * np.dot(w, (t / (t - v)) ** 2)
+
+    out = []
+    for j in cand:
+        a, b = float(t[j]), float(t[j + 1])
+        while True:     # the minimum of the convex sum: where its slope changes sign
+            v = np.sqrt(a * b) if b > 4.0 * a else 0.5 * (a + b)
+            if not a < v < b:
+                break
+            a, b = (v, b) if np.dot(w, t * t / (t - v) ** 3) < 0 else (a, v)
+        if fun(v) <= 0:
+            continue
+        ends = (-_decreasing_root(lambda y: fun(-y), -v, -float(t[j])),
+                _decreasing_root(fun, v, float(t[j + 1])))
+        out.append(tuple(float(e * (1.0 + g * np.dot(w, t / (e - t)))) for e in ends) + (j,))
+    return out
+
+
 def _decreasing_root(fun, lo, hi):
     """Root in (lo, hi) of a decreasing function, positive at lo, that tends to -inf (or
     turns negative) towards hi, to full double precision. A root closer to hi than the

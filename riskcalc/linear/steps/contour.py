@@ -22,6 +22,14 @@ RTOL_GENERAL = 1e-11
 #: 6e-14 of Sigma = I's quadrature under 1.0000005 I; fuzz38 steps F7).
 ATOL_GENERAL = 1e-13
 MAX_CONTOUR_NODES = 2 ** 15
+#: A bias below SPLIT of the mass int t dH may lie below one contour's tolerance, ATOL_GENERAL
+#: of that mass (two-point:1e-8,1e8,0.5: bias 5.8e-9 for 6.67e-9; fuzz41 F2): gaps in the
+#: support with less than SPLIT of the mass below them then split it into bands.
+SPLIT = ATOL_GENERAL / RTOL_GENERAL
+#: ... at most at the 4 widest such gaps, each spanning a factor WIDE at least (powerlaw:2,1000
+#: at gamma 0.01 has 144 gaps of ~3e-6 relative, which one contour resolves: 60x the time
+#: for nothing), each band's ellipse within BAND_NODES nodes, else one contour.
+WIDE, BAND_NODES = 4.0, 2 ** 8
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
@@ -33,14 +41,15 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
     Contour integrals (``riskcalc.linear.engine.weighted_mp.contour_integrals``) around either the
     continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
     the atom inside, whichever keeps the contour relatively farther from the singularities:
-    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].
-    Arguments broadcast together.
+    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta]; a bias
+    below ``SPLIT`` of the mass int t dH again on one ellipse per band where gaps split the
+    support (``_banded``). Arguments broadcast together.
     """
     gamma, lam, k, eta = np.broadcast_arrays(
         *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
     weighted_mp.check_values(spectrum.atoms.size)
     bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
-    edges, atoms = {}, {}
+    edges, atoms, gaps = {}, {}, {}
     for idx in np.ndindex(gamma.shape):
         g, l, kk, e = float(gamma[idx]), float(lam[idx]), float(k[idx]), float(eta[idx])
         if g not in edges:
@@ -78,25 +87,40 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             routes.reverse()
         if ratio_cut <= 0:
             routes = routes[:1]
+        if past:    # the bands first (``_banded``): the one contour's nodes near a band under
+            routes.insert(0, (None, 0.0, 0.0))    # a gap failed or took minutes (fuzz41 F3)
 
         def one_minus_power(z, l=l, kk=kk, e=e):
             return -_expm1(kk * _log1p(-e * (z + l)))
 
-        def phi_bias(z, l=l):
-            return (1.0 - z / (z + l) * one_minus_power(z)) ** 2
+        def phi_bias(z, l=l, kk=kk, e=e):
+            # (lam + z q^k) / (z + lam), not 1 - z (1 - q^k) / (z + lam): where q^k is small
+            # that lost ~eps / q^k of its relative digits (a band with its bias 1e-11 on the
+            # contour summed a noise of 5e-16 to its 5.4e-18; fuzz41 steps F2).
+            power = np.exp(kk * _log1p(-e * (z + l)))
+            return (power if l == 0 else (l + z * power) / (z + l)) ** 2
 
         def phi_var(z, l=l):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
+        def banded(g=g, kk=kk, e=e, cap=cap, reach=reach, edge=edge, past=past):
+            if g not in gaps:
+                gaps[g] = [gap for gap in weighted_mp.support_gaps(
+                    g, spectrum, SPLIT * spectrum.mean) if gap[1] >= WIDE * gap[0]]
+            return gaps[g] and _banded((phi_bias, phi_var), g, spectrum, gaps[g], (lo, hi),
+                                       cap, reach, atoms[g], kk if edge else 0.0, past)
+
         for foci, margin, atom in routes:
+            if foci is None:
+                if got := banded():
+                    (b, v), atom = got
+                    break
+                continue
             # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
             # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10). Near
             # gamma = 1 but not at it, x_lo > 0 inside [0, x_hi]: settled at 22-88, none with
             # 32768 (rho - 1) < 56 (gamma 1.001, 1e6 steps: refused after 20 s; steps2 F19).
-            h = 0.5 * (foci[1] - foci[0])
-            near = foci[0] == 0.0 < lo and abs(np.log(g)) < finite_clients_steps.NEAR_ONE
-            if not past and (58.0 if near else 20.0) * h > MAX_CONTOUR_NODES * (
-                    margin + np.sqrt(margin * (2.0 * h + margin))):
+            if not past and _too_many(foci, margin, lo, g):
                 failed = SolverError(
                     "finite-step integral: the contour rule would need more than "
                     f"{MAX_CONTOUR_NODES} nodes"
@@ -123,11 +147,62 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 failed = exc
         else:
             raise finite_clients_steps.near_one(failed, g, kk, e) from None
+        if not (past or edge) and b + atom < SPLIT * spectrum.mean:
+            # The bias may lie below the contour's tolerance: where gaps split the support,
+            # each band on its own ellipse (``_banded``; fuzz41 steps F2).
+            if got := banded():
+                (b, v), atom = got
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
         tol = 8 * ATOL_GENERAL * spectrum.mean
         bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, tol)
     return bias, var
+
+
+def _too_many(foci, margin, lo, g, nodes=MAX_CONTOUR_NODES) -> bool:
+    """Whether the ellipse with ``foci`` reaching ``margin`` beyond them would need more than
+    ``nodes`` nodes (``lo`` the support's lower edge, ``g`` gamma)."""
+    h = 0.5 * (foci[1] - foci[0])
+    near = foci[0] == 0.0 < lo and abs(np.log(g)) < finite_clients_steps.NEAR_ONE
+    return (58.0 if near else 20.0) * h > nodes * (
+        margin + np.sqrt(margin * (2.0 * h + margin)))
+
+
+def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past):
+    """(int phi dnu for each of ``phis``, the atom at 0 left to add) as a sum over the bands of
+    the support between ``gaps`` (``weighted_mp.support_gaps``), each on its own ellipse
+    reaching half the gaps to its neighbours (to 0 below the first; ``cap`` above the last)
+    and settled to ATOL_GENERAL times its atoms' mass of int t dH (``power`` as
+    ``contour_integrals``'; infinite where it overflows ``past`` the edge); the first band
+    around [0, its top], the atom inside, where its own ellipse would need too many nodes (as
+    ``spectral_filter_integrals``' second route). None where a band's rule would need more
+    than ``BAND_NODES`` nodes or fails: the single contours answer then."""
+    t, w = spectrum.atoms, spectrum.weights
+    ends = [edges[0], *(x for gap in gaps for x in gap[:2]), edges[1]]
+    cum = np.cumsum(w * t)
+    mass = np.diff(np.concatenate([[0.0], cum[[gap[2] for gap in gaps]], cum[-1:]]))
+    plan = []
+    for i, (a, b) in enumerate(zip(ends[::2], ends[1::2])):
+        right = ends[2 * i + 2] - b if i < len(gaps) else 2.0 * cap
+        foci, margin = (a, b), 0.5 * min(a - (ends[2 * i - 1] if i else 0.0), right)
+        if i == 0 and _too_many(foci, margin, edges[0], g, BAND_NODES):
+            foci, margin, atom = (0.0, b), min(reach, 0.5 * right, 0.25 * b), 0.0
+        if _too_many(foci, margin, edges[0], g, BAND_NODES):
+            return None     # before any work (a band of log-spaced atoms took 0.5 s to see)
+        plan.append((foci, margin))
+    total = np.zeros(len(phis))
+    for (foci, margin), scale in zip(plan, mass):
+        try:
+            total += weighted_mp.contour_integrals(
+                phis, g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
+                atol=ATOL_GENERAL * scale, max_nodes=MAX_CONTOUR_NODES, power=power)
+        except IntegrandOverflow:
+            if not past:
+                return None
+            return np.full(len(phis), np.inf), 0.0
+        except SolverError:
+            return None
+    return total, atom
 
 
 def _nonnegative(value: float, tol: float) -> float:

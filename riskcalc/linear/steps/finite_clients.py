@@ -239,8 +239,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
     if np.any((one := m == 1) & ~converges):    # F10: "grows without bound" beside 1.0
-        notes = (stability(g[~one], lam[~one], eta[~one], spec.spectrum)[1]   # F5: counted
-                 if np.any(~(one | converges)) else ()) + (ONE_CLIENT,)      # without them
+        notes = (stability(g[~one], lam[~one], eta[~one], spec.spectrum, g.size)[1]  # F5: of
+                 if np.any(~(one | converges)) else ()) + (ONE_CLIENT,)  # all (fuzz41 steps F1)
         converges = converges | one if np.ndim(converges) else True
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
 
@@ -294,17 +294,17 @@ def near_one(exc, gamma, steps, step_size):
     return SolverError(f"finite-step integral did not settle (steps up to {float(steps):g}): "
                        f"near gamma = 1 (here {shown_apart(near[0], 1.0)}) the law reaches s = "
                        f"0, where the filter varies on the scale 1 / (step_size steps) = "
-                       f"{scale:.2g}, finer "
-                       "than the rule resolves: fewer steps or a smaller step size answer, and "
-                       "riskcalc.limit is the limit of infinitely many")
+                       f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller "
+                       "step size answer, and riskcalc.limit is the limit of infinitely many")
 
 
-def stability(gamma, lam, eta, spectrum):
+def stability(gamma, lam, eta, spectrum, points=None):
     """Whether gradient descent of step ``eta`` on the ridge objective converges, and the note
     of a step past the edge: eta (lam + x_hi) <= 2 with x_hi the top of the limiting spectrum of
     S (Silverstein-Choi edge, ``weighted_mp.support_edges``; (1 + sqrt(gamma))^2 for Sigma = I).
     At the edge abs(1 - eta (lam + s)) = 1 at s = x_hi only, which carries no mass (that law
-    has a density apart from its atom at 0): the limits converge, with a note.
+    has a density apart from its atom at 0): the limits converge, with a note (counting the
+    diverging points among ``points``, default the arguments' size).
 
     Returns
     -------
@@ -339,7 +339,8 @@ def stability(gamma, lam, eta, spectrum):
                    for a in (gamma, lam, eta))
         count = int(np.size(q) - np.sum(converges))
         where = (f"at gamma {g:g}" + (f", lam {l:g}" if l else "") + f", step_size {e:g}"
-                 + (f"; {count} of {np.size(q)} points diverge" if np.size(q) > 1 else ""))
+                 + (f"; {count} of {points or q.size} points diverge"
+                    if (points or q.size) > 1 else ""))
         return converges, (
             f"step_size * (lam + top of the spectrum of S) = {shown} > 2 ({where}): gradient "
             f"descent diverges, and the risk grows without bound in steps, like {base}^(2 k) "
