@@ -49,3 +49,37 @@ def test_f1_grid_rows_equal_each_point_alone(seed):
     assert len(rows) == len(combos)
     for combo, row in zip(combos, rows):
         assert cli_bounds._chunk(name, list(given), [combo]) == [row]
+
+
+class _Ran(Exception):
+    pass
+
+
+def _ran(*args, **kwargs):
+    raise _Ran
+
+
+@pytest.mark.parametrize("target, refused", [("source", True), ("other", True),
+                                             ("report", False), ("new", False)])
+def test_f2_report_out_only_over_a_previous_report(target, refused, tmp_path, monkeypatch,
+                                                   capsys):
+    """F2: ``python -m paper_checks.report --out paper_checks/p001.py`` replaced a source file
+    of the package with the report after the run; an existing file that is not a previous
+    report is now refused before the run (a previous report, or a new file, is written)."""
+    import paper_checks
+    from paper_checks import report
+
+    monkeypatch.setattr(paper_checks, "run_claims", _ran)
+    (tmp_path / "other.txt").write_text("notes\n")
+    (tmp_path / "report.md").write_text(report.HEADER + "\n\nold\n")
+    out = {"source": report.__file__.replace("report.py", "p001.py"),
+           "other": tmp_path / "other.txt", "report": tmp_path / "report.md",
+           "new": tmp_path / "new.md"}[target]
+    before = open(out).read() if target == "source" else None
+    with pytest.raises(SystemExit if refused else _Ran) as exc:
+        report.main(["--quick", "--no-sensitivity", "--out", str(out)])
+    if refused:
+        assert exc.value.code == 2
+        assert "an existing file that is not a report" in capsys.readouterr().err
+    if before is not None:
+        assert open(out).read() == before
