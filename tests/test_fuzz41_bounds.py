@@ -83,3 +83,13 @@ def test_f2_report_out_only_over_a_previous_report(target, refused, tmp_path, mo
         assert "an existing file that is not a report" in capsys.readouterr().err
     if before is not None:
         assert open(out).read() == before
+
+
+def test_f3_an_overflowing_value_is_shown_as_typed(capsys):
+    """F3: ``bounds ... --c_x 1,-1e999`` was told "got -inf", a value nobody typed; it now
+    says what was typed overflows, as the other verbs' number options do."""
+    code, out, err = run_cli(["bounds", "logistic_constants", "--c_x", "1,-1e999", "--D", 1,
+                              "--d", 4], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == ("error: --c_x: '-1e999' overflows: beyond the largest float "
+                           "(about 1.8e308), it would be read as infinite")
