@@ -277,11 +277,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     # Before the run (a minute and more): --jobs 0 was a traceback, an --out in no folder one
     # after the whole run.
+    from riskcalc.cli.shared import guards
     from riskcalc.cli.shared.outputs import check_writable
 
-    if args.jobs < 1:
-        ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     try:
+        # --jobs 99999 started that many workers: capped at the cores (fuzz41 bounds F4).
+        args.jobs = guards.jobs(args.jobs)
         check_writable(args.out, "--out")
     except ValueError as exc:
         ap.error(str(exc))

@@ -93,3 +93,30 @@ def test_f3_an_overflowing_value_is_shown_as_typed(capsys):
     assert code == 2 and out == ""
     assert err.strip() == ("error: --c_x: '-1e999' overflows: beyond the largest float "
                            "(about 1.8e308), it would be read as infinite")
+
+
+@pytest.mark.parametrize("module", ["report", "sensitivity"])
+def test_f4_paper_checks_jobs_capped_at_the_cores(module, tmp_path, monkeypatch, capsys):
+    """F4: ``python -m paper_checks.report --jobs 99999`` (and ``paper_checks.sensitivity``)
+    asked for 99999 worker processes; the count is capped at the cores (a note says so), as
+    ``riskcalc check --jobs`` is."""
+    import importlib
+
+    import montecarlo.runner.budget
+    import paper_checks
+
+    mod = importlib.import_module(f"paper_checks.{module}")
+    asked = []
+
+    def record(claims, **kwargs):
+        asked.append(kwargs["n_jobs"])
+        raise _Ran
+
+    monkeypatch.setattr(montecarlo.runner.budget, "cores", lambda: 2)
+    monkeypatch.setattr(paper_checks, "run_claims", record)
+    monkeypatch.setattr(mod, "sensitivity", record, raising=False)
+    argv = (["--quick", "--out", str(tmp_path / "r.md")] if module == "report"
+            else ["--claim", "001.eq4.prox-sign", "--claim", "001.sec2.summand-lower-bound"])
+    with pytest.raises(_Ran):
+        mod.main([*argv, "--jobs", "99999"])
+    assert asked == [2] and "capped at the 2 cores" in capsys.readouterr().err
