@@ -120,3 +120,14 @@ def test_f4_paper_checks_jobs_capped_at_the_cores(module, tmp_path, monkeypatch,
     with pytest.raises(_Ran):
         mod.main([*argv, "--jobs", "99999"])
     assert asked == [2] and "capped at the 2 cores" in capsys.readouterr().err
+
+
+def test_f1_a_refusal_in_a_chunk_names_its_grid_point(capsys):
+    """F1: a grid point refused inside a chunk (the 4501st of 5000: m > N) is refused with the
+    message of that point alone, naming it, as point by point."""
+    n_values = ",".join(str(1000 + i) for i in range(2500)) + ",3," + ",".join(
+        str(5000 + i) for i in range(2499))
+    code, out, err = run_cli(["bounds", "lower_bound_aer", "--d", 1, "--m", 4, "--R", "0.1,1",
+                              "--N", n_values], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == "error: m must be <= N, got m=4, N=3"
