@@ -95,6 +95,7 @@ def sensitive_claims(records) -> dict:
 
 def main(argv=None) -> int:
     from paper_checks import select
+    from riskcalc.cli.shared import guards
     # The module's importable copy, not __main__'s: the workers import it by name.
     from paper_checks.sensitivity import sensitivity
 
@@ -106,9 +107,10 @@ def main(argv=None) -> int:
     ap.add_argument("--claim", action="append", metavar="ID", help="only this claim")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = ap.parse_args(argv)
-    if args.jobs < 1:       # was a traceback, as an unknown --claim
-        ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     try:
+        # --jobs 0 was a traceback, as an unknown --claim; --jobs 99999 started that many
+        # workers: capped at the cores, as riskcalc check does (fuzz41 bounds F4).
+        args.jobs = guards.jobs(args.jobs)
         claims_once(args.claim)     # was merged, where riskcalc check refuses it (fuzz41 paper F3)
         claims = select(None, args.claim)
     except ValueError as exc:

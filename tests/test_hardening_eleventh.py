@@ -71,8 +71,8 @@ def test_finite_steps_under_a_large_spectrum_are_bounded_before_solving(monkeypa
 @pytest.mark.parametrize("bad, message", [
     ("--m nan --d 10", "error: --m must be of magnitude in [1e-100, 1e+100] (or 0, where the bound "
                          "takes 0), got nan"),
-    ("--m 2 --d 1e400", "error: --d must be of magnitude in [1e-100, 1e+100] (or 0, where the "
-                        "bound takes 0), got inf"),
+    ("--m 2 --d 1e400", "error: --d: '1e400' overflows: beyond the largest float (about "
+                        "1.8e308), it would be read as infinite"),
 ])
 def test_bounds_refuse_nan_and_overflowing_counts(bad, message, capsys):
     line = _one_error_line(f"bounds lower_bound_aer --N 100 --R 1 {bad}".split(), capsys)
