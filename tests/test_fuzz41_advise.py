@@ -1,8 +1,16 @@
 """Issue 32, fuzz41 (advise): what this fuzz found, each test failing before."""
 
 import json
+import warnings
+
+import numpy as np
+import pytest
 
 from riskcalc.advise import Federation
+from riskcalc.linear.finite_clients import own
+from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from riskcalc.linear.finite_clients.own_objective import objective
+from riskcalc.linear.engine.mp_quadrature import mp_expect
 from tests.helpers import run_cli
 
 CLIENTS = [{"name": "a", "id": 7, "gamma": 0.5, "r": 1.0, "sigma": 1.0, "se": {"r": 0.1}},
@@ -28,3 +36,24 @@ def test_a_bare_list_with_names_ids_and_se_is_read_as_the_versioned_object(tmp_p
     assert code2 == 0, err2
     assert json.loads(out) == json.loads(out2)
     assert json.loads(out)["federation"]["names"] == ["a", "b"]
+
+
+# --- F2: pFedMe's Newton start at a client's cap -------------------------------------------------
+
+def test_pfedme_newton_starts_from_a_positive_shift_at_a_clients_cap():
+    """gamma [1e100, 0.5] with equal weights (the optimal weights' search visits them): the
+    FedAvg closed form's start gives the data-rich client t_l = 0, so Newton's relative steps
+    divided by 0 (two RuntimeWarnings through advise) and the nested solves took ~3 s. The
+    start is now at least eps / g: Newton converges, no warning, and the risks agree with the
+    nested solves' (within 1e-12: the root's t_l ~ 1e-14 is fixed only to rounding of g)."""
+    fed = dict(gamma=[1e100, 0.5], r=[1.0, 1.0], sigma=[1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean, grad_p, _ = mean_risk_gradient("pfedme", weights=[0.5, 0.5], tuning=5438.0, **fed)
+    nested = 0.5 * (2.9999999999993188 + 0.9999999999995461)   # the nested solves' risks
+    assert mean == pytest.approx(nested, rel=1e-12)
+    assert np.all(np.isfinite(grad_p))
+    gam, phi = np.array(fed["gamma"]), objective("pfedme", 5438.0)[0]
+    found = own._newton(gam, np.array([0.5, 0.5]), np.ones(2), phi,
+                        mp_expect(gam, lambda s: (phi(s),))[0], None)
+    assert found is not None and 0.0 < found[1][1] < 1e-12     # was None (nested solves)
