@@ -57,3 +57,23 @@ def test_pfedme_newton_starts_from_a_positive_shift_at_a_clients_cap():
     found = own._newton(gam, np.array([0.5, 0.5]), np.ones(2), phi,
                         mp_expect(gam, lambda s: (phi(s),))[0], None)
     assert found is not None and 0.0 < found[1][1] < 1e-12     # was None (nested solves)
+
+
+# --- F3: MAML-FL's Newton start for a client with tau(phi(S_l)) = 0 ------------------------------
+
+def test_maml_newton_starts_a_client_without_curvature_at_one_over_g(monkeypatch):
+    """gamma [1e100, 0.5] at alpha = 1e-100 (advise's grid: 1/alpha at the data-poor client's
+    whole spectrum): tau(phi(S_l)) = 0 in floating point, so q_l = 0 and the closed form's
+    start t_l = 0 * inf = nan: Newton failed on 67 of 70 solves and the nested solves took
+    advise maml_fl 5.4 s (estimated 0.29 s). With b_l = 0, G_l(t) = 1/t: the start t_l = 1/g.
+    Newton now converges, to the nested solves' root."""
+    gam, p, count = np.array([1e100, 0.5]), np.array([5e-101, 1.0]), np.ones(2)
+    phi = objective("maml_fl", 1e-100)[0]
+    mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
+    assert mean_phi[0] == 0.0
+    found = own._newton(gam, p, count, phi, mean_phi, 1e100)
+    assert found is not None                                    # was None
+    monkeypatch.setattr(own, "_newton", lambda *args: None)
+    g, t = own._subordination(gam, p, count, phi, 1e100)        # the nested solves
+    assert found[0] == pytest.approx(g, rel=1e-12)
+    assert found[1][0] == pytest.approx(t[0], rel=1e-12) and abs(found[1][1] - t[1]) < 1e-12
