@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
-from riskcalc.advise import Federation
+from riskcalc.advise import Federation, advise
+from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import own
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.own_objective import objective
@@ -77,3 +78,17 @@ def test_maml_newton_starts_a_client_without_curvature_at_one_over_g(monkeypatch
     g, t = own._subordination(gam, p, count, phi, 1e100)        # the nested solves
     assert found[0] == pytest.approx(g, rel=1e-12)
     assert found[1][0] == pytest.approx(t[0], rel=1e-12) and abs(found[1][1] - t[1]) < 1e-12
+
+
+# --- F5: RTFA's tuning grid under Sigma = I printed numpy's warnings -----------------------------
+
+def test_rtfa_grid_refuses_extreme_gammas_without_runtime_warnings():
+    """gamma [1e-100, 1e100]: RTFA's tuning grid (``tune.rtfa_lams``, Sigma = I, every row in
+    one call) printed five RuntimeWarnings (overflow in square, invalid value in divide) before
+    the refusal, where clients_limit and the covariate-shift rows compute under np.errstate.
+    Now the refusal alone."""
+    fed = Federation(gamma=[1e-100, 1e100], r=[1.0, 1.0], sigma=[1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SolverError, match="subordination derivative overflowed"):
+            advise(fed, methods=["rtfa"])
