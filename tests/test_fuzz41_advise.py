@@ -12,6 +12,7 @@ from riskcalc.linear.finite_clients import own
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.own_objective import objective
 from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.finite_clients.subordination_gradient import pfedme_shift_mean_risk_gradient
 from tests.helpers import run_cli
 
 CLIENTS = [{"name": "a", "id": 7, "gamma": 0.5, "r": 1.0, "sigma": 1.0, "se": {"r": 0.1}},
@@ -92,3 +93,20 @@ def test_rtfa_grid_refuses_extreme_gammas_without_runtime_warnings():
         warnings.simplefilter("error")
         with pytest.raises(SolverError, match="subordination derivative overflowed"):
             advise(fed, methods=["rtfa"])
+
+
+# --- F6: pFedMe's lam-derivative under covariate shift at a stationary lam ----------------------
+
+def test_pfedme_shift_gradient_at_a_stationary_lam_is_the_complex_step():
+    """At the uniform weights' tuned lam (0.5516..., where d mean / d lam ~ -3e-10) the two
+    complex steps' spread of 1e-15 exceeded 1e-8 times the derivative and was read as a small
+    lam's lost digits: SolverError 'take a larger lam' at lam = 0.55, so advise's optimal pFedMe
+    weights stayed at their uniform start (mean 1.25757 where 1.24582 is reached, silently).
+    The spread is now also measured against the derivative's scale mean / (lam + atom)."""
+    kw = dict(gamma=[0.5, 1.5, 2.5], r=[1.0, 0.5, 1.5], sigma=[1.0, 0.7, 0.4],
+              spectra=["scaled:1", "scaled:1", "scaled:1.000001"], weights=np.full(3, 1 / 3))
+    lam, h = 0.5516132341220661, 1e-4
+    mean, grad_p, grad_lam = pfedme_shift_mean_risk_gradient(tuning=lam, **kw)
+    up, down = (pfedme_shift_mean_risk_gradient(tuning=lam + s, **kw)[0] for s in (h, -h))
+    assert abs(grad_lam) < 1e-8 and abs(grad_lam - (up - down) / (2 * h)) < 1e-8
+    assert mean == pytest.approx(1.257571802896451, rel=1e-12)

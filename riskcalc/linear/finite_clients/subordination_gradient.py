@@ -140,8 +140,13 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     mean, grad, grad_lam, spread = _pfedme_at(layout, lam)
     # Below 1e-8 times the smallest atom the loss is at least ROUNDED (measured), and a step
     # quantized coarsely can agree with the second one by chance (1e-50: 7e52 for -1345).
-    forced = lam < 1e-8 * _smallest_atom(layout)
-    if spread > ROUNDED * abs(grad_lam) or forced:
+    atom = _smallest_atom(layout)
+    forced = lam < 1e-8 * atom
+    # The spread against the derivative's scale, mean / (lam + atom), as well as its value: at
+    # a stationary lam (the uniform weights' tuned lam, where the optimal weights' search
+    # starts) the derivative is ~0 and a spread of 1e-15 was taken for a small lam's loss,
+    # refused ('take a larger lam' at lam = 0.55): the search stayed at its start.
+    if spread > ROUNDED * max(abs(grad_lam), abs(mean) / (lam + atom)) or forced:
         try:
             grad_lam = _small_lam_derivative(layout, lam)
         except SolverError:
