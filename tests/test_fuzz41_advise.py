@@ -110,3 +110,16 @@ def test_pfedme_shift_gradient_at_a_stationary_lam_is_the_complex_step():
     up, down = (pfedme_shift_mean_risk_gradient(tuning=lam + s, **kw)[0] for s in (h, -h))
     assert abs(grad_lam) < 1e-8 and abs(grad_lam - (up - down) / (2 * h)) < 1e-8
     assert mean == pytest.approx(1.257571802896451, rel=1e-12)
+
+
+# --- F7: pFedMe's shift gradient beyond clients_limit's lam range -------------------------------
+
+@pytest.mark.parametrize("lam", [1e300, np.inf, 1e-300])
+def test_pfedme_shift_gradient_refuses_lam_beyond_the_limits_range(lam):
+    """clients_limit refuses pFedMe's lam outside [1e-100, 1e100] naming that range; its exact
+    gradient under covariate shift raised OverflowError (1e300, a traceback) or SolverError
+    ('no bracket after 2000 halvings', inf and 1e-300). Now the same ValueError."""
+    with pytest.raises(ValueError, match=r"lam must be 0 or lie in \[1e-100, 1e\+100\]"):
+        pfedme_shift_mean_risk_gradient(gamma=[0.5, 1.5], r=[1.0, 0.5], sigma=[1.0, 0.7],
+                                        spectra=["scaled:1", "scaled:2"], weights=[0.5, 0.5],
+                                        tuning=lam)

@@ -89,6 +89,7 @@ from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.operator_subordination import joint_layout
 from riskcalc.linear.finite_clients.identity import check_pooled
 from riskcalc.linear.finite_clients import maml_pencils, maml_sigma, pfedme_sigma
+from riskcalc.linear.model import check_lam
 
 #: The complex step.
 H = 1e-30
@@ -136,6 +137,8 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     lam = float(tuning)
     if not lam > 0:
         raise ValueError(f"pfedme needs lam > 0; got {lam:g}")
+    # clients_limit's range (lam = 1e300 was an OverflowError, inf and 1e-300 'no bracket').
+    check_lam(lam)
     layout = _layout(gamma, sigma, r, weights, spectra, d)
     mean, grad, grad_lam, spread = _pfedme_at(layout, lam)
     # Below 1e-8 times the smallest atom the loss is at least ROUNDED (measured), and a step
