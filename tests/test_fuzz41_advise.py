@@ -123,3 +123,19 @@ def test_pfedme_shift_gradient_refuses_lam_beyond_the_limits_range(lam):
         pfedme_shift_mean_risk_gradient(gamma=[0.5, 1.5], r=[1.0, 0.5], sigma=[1.0, 0.7],
                                         spectra=["scaled:1", "scaled:2"], weights=[0.5, 0.5],
                                         tuning=lam)
+
+
+# --- F8: the Sigma = I exact gradient's tuning ---------------------------------------------------
+
+@pytest.mark.parametrize("method, tuning, said", [
+    ("rtfa", -1.0, r"tuning must lie in \[0, inf\)"),
+    ("rtfa", None, "method rtfa needs tuning"),
+    ("maml_fl", None, "method maml_fl needs tuning"),
+    ("pfedme", 1e300, r"lam must be 0 or lie in \[1e-100, 1e\+100\]")])
+def test_identity_gradient_checks_its_tuning_as_clients_limit(method, tuning, said):
+    """mean_risk_gradient (Sigma = I) took RTFA's lam = -1 or None and answered 2.0303 (a
+    silent number where clients_limit refuses), MAML-FL's missing alpha was a TypeError and
+    pFedMe's lam = 1e300 an OverflowError; each is now clients_limit's ValueError."""
+    with pytest.raises(ValueError, match=said):
+        mean_risk_gradient(method, gamma=[0.5, 1.5], r=[1.0, 1.0], sigma=[1.0, 1.0],
+                           weights=[0.5, 0.5], tuning=tuning)
