@@ -70,7 +70,8 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         with exact prox at each pFedMe candidate's lam, Sigma = I): the rounds T <=
         ``rounds`` and local steps K minimizing the mean risk (``riskcalc.advise.rounds``;
         FedAvg with a covariance spectrum: K = 1 and the K >= 2 whose exact curve fits
-        ``rounds.SIGMA_K_ALLOWANCE``; none under covariate shift). Needs ``signal``; both
+        ``rounds.SIGMA_K_ALLOWANCE``; under covariate shift the same K, each curve within
+        ``rounds.SHIFT_ALLOWANCE``). Needs ``signal``; both
         are checked before any pipeline runs.
     signal : float, optional
         ||theta_0|| (training starts at 0), for ``rounds`` (an error without them).

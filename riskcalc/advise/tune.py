@@ -178,7 +178,10 @@ def rtfa_lams(fed, weights):
             return shift_rows(lams)
         if fed.shift or fed.spectrum is not None:
             return np.array([risks(row) for row in lams])
-        return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
+        # As clients_limit's and shift_rows' (gamma [1e-100, 1e100]: five RuntimeWarnings
+        # printed before its refusal, 'the subordination derivative overflowed').
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
 
     def grid_risks(lams):
         try:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import nonnegative
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
                                                      moments, not_positive, solve_g, sources,
                                                      summands)
@@ -50,6 +51,7 @@ from riskcalc.linear.finite_clients.own_objective import (maml_factors, objectiv
                                                           pfedme_factor, quadrature_peak)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.model import check_lam
 
 #: The complex step.
 H = 1e-30
@@ -91,6 +93,14 @@ def mean_risk_gradient(method: str, *, gamma, sigma, r, weights, tuning=None):
         raise ValueError(f"gradients are implemented for {', '.join(METHODS)}; got {method}")
     gam, sig, rr, p = (np.asarray(a, dtype=float).ravel() for a in (gamma, sigma, r, weights))
     count = np.ones(gam.size)
+    if method not in ("fedavg", "ftfa"):
+        # As clients_limit (rtfa at lam = -1 or None answered FedAvg-like numbers, pFedMe at
+        # lam = 1e300 was an OverflowError, MAML-FL / pFedMe without it a TypeError).
+        if tuning is None:
+            raise ValueError(f"method {method} needs tuning (its lam or alpha)")
+        tuning = nonnegative("tuning", tuning, ndim=1 if method == "rtfa" else 0)
+        if method != "maml_fl":
+            check_lam(tuning)
     check_pooled(gam, count)
     route = (_Own if method in ("maml_fl", "pfedme") else _FedAvgObjective)(
         method, gam, sig, rr, count, p, tuning)

@@ -155,7 +155,14 @@ def _newton(gam, p, count, phi, mean_phi, peak):
         g = solve_g(gam, q / scale, count) / scale
     except (ValueError, SolverError):
         return None
-    t = q * moments(gam, count, q, g)[1]
+    # A client whose p_l g reaches 1 - 1/gamma_l's cap has t_l = 0 in the closed form, where
+    # the root's is small but positive (gamma [1e100, 0.5], uniform weights, pFedMe: 2.8e-14;
+    # the relative steps dt_l / t_l divided by 0, then the nested solves took 3 s): eps / g.
+    # A client with tau(phi(S_l)) = 0 in floating point (MAML-FL with 1/alpha at its whole
+    # spectrum: gamma 1e100 beside 0.5) has b_l = 0, G_l(t) = 1/t: t_l = 1/g (was nan).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(q > 0, np.maximum(q * moments(gam, count, q, g)[1],
+                                       np.finfo(float).eps / g), 1.0 / g)
     start = (g, t)
 
     def state(g, t):

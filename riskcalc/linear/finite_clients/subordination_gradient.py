@@ -89,6 +89,7 @@ from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.operator_subordination import joint_layout
 from riskcalc.linear.finite_clients.identity import check_pooled
 from riskcalc.linear.finite_clients import maml_pencils, maml_sigma, pfedme_sigma
+from riskcalc.linear.model import check_lam
 
 #: The complex step.
 H = 1e-30
@@ -136,12 +137,19 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     lam = float(tuning)
     if not lam > 0:
         raise ValueError(f"pfedme needs lam > 0; got {lam:g}")
+    # clients_limit's range (lam = 1e300 was an OverflowError, inf and 1e-300 'no bracket').
+    check_lam(lam)
     layout = _layout(gamma, sigma, r, weights, spectra, d)
     mean, grad, grad_lam, spread = _pfedme_at(layout, lam)
     # Below 1e-8 times the smallest atom the loss is at least ROUNDED (measured), and a step
     # quantized coarsely can agree with the second one by chance (1e-50: 7e52 for -1345).
-    forced = lam < 1e-8 * _smallest_atom(layout)
-    if spread > ROUNDED * abs(grad_lam) or forced:
+    atom = _smallest_atom(layout)
+    forced = lam < 1e-8 * atom
+    # The spread against the derivative's scale, mean / (lam + atom), as well as its value: at
+    # a stationary lam (the uniform weights' tuned lam, where the optimal weights' search
+    # starts) the derivative is ~0 and a spread of 1e-15 was taken for a small lam's loss,
+    # refused ('take a larger lam' at lam = 0.55): the search stayed at its start.
+    if spread > ROUNDED * max(abs(grad_lam), abs(mean) / (lam + atom)) or forced:
         try:
             grad_lam = _small_lam_derivative(layout, lam)
         except SolverError:
