@@ -1,0 +1,40 @@
+"""Issue 32, fuzz41 (pfcost): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from riskcalc.errors import IllConditioned
+from riskcalc.linear import finite_clients
+from riskcalc.linear.finite_clients import clients_limit
+
+
+@pytest.fixture
+def scale_checks(monkeypatch):
+    """The calls of ``check_by_scale`` that ``finite_clients`` makes (counted)."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[3])
+        return check(*args, **kwargs)
+
+    check = finite_clients.check_by_scale
+    monkeypatch.setattr(finite_clients, "check_by_scale", counted)
+    return calls
+
+
+def test_pfedme_scale_check_only_where_digits_may_be_lost(scale_checks):
+    """F1: every pFedMe limit on a spectrum of span >= 10 was solved twice (Sigma and 3 Sigma,
+    the scale check of fuzz41 maml F1/F4/F5): advise with pFedMe on two-point:1,20,0.5 at 10
+    clients 1.35 -> 2.2 s CPU. The check now runs where eps (own variance)^3 span reaches
+    1e-10 (not here: own variances 1.6-3.3), the answer unchanged; fuzz41 maml F4's
+    federation (own variance 244, span 1e4) is still checked and refused."""
+    kw = dict(gamma=[0.5, 2.0, 3.0], r=[1.0, 0.8, 1.2], sigma=[0.5, 0.7, 0.3], lam=0.1)
+    res = clients_limit("pfedme", **kw, spectrum="two-point:1,20,0.5")
+    shifted = clients_limit("pfedme", **kw, spectra=["two-point:1,20,0.5", "two-point:1,20,0.3",
+                                                     "two-point:1,20,0.5"])
+    assert scale_checks == []
+    assert np.all(np.isfinite(res.risk)) and np.all(np.isfinite(shifted.risk))
+    with pytest.raises(IllConditioned, match="lose their digits"):
+        clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
+                      lam=2.66e-6, spectrum="two-point:1,1e4,0.7287")
+    assert len(scale_checks) == 1
