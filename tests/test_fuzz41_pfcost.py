@@ -6,6 +6,7 @@ import pytest
 from riskcalc.errors import IllConditioned
 from riskcalc.linear import finite_clients
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.spectrum import Spectrum
 
 
 @pytest.fixture
@@ -38,3 +39,21 @@ def test_pfedme_scale_check_only_where_digits_may_be_lost(scale_checks):
         clients_limit("pfedme", gamma=[3.999, 1.003], r=[1.17, 0.35], sigma=[0.77, 0.94],
                       lam=2.66e-6, spectrum="two-point:1,1e4,0.7287")
     assert len(scale_checks) == 1
+
+
+def test_pfedme_size_estimate_counts_the_scale_checks_solve(monkeypatch):
+    """F2: ``check_size`` let a pFedMe limit through on one solve's estimate where the scale
+    check solves it twice: 6500 atoms for one group is 412 s by its estimate, 824 s with the
+    check (gamma 1.001 at lam 1e-9, own variance ~1e3, span 100), beyond the 600 s it
+    answers. Now refused at once, naming the second solve; a solve forced to fail here shows
+    that none ran."""
+    def solved(*args, **kwargs):
+        raise AssertionError("solved")
+
+    monkeypatch.setattr(finite_clients.pfedme_sigma, "solve_point", solved)
+    spectrum = Spectrum(np.geomspace(1.0, 100.0, 6500))
+    with pytest.raises(ValueError, match=r"1 distinct client group over 6500 eigenvalue atoms "
+                                         r"would take about 824 s .*solved 2 times: the "
+                                         r"second checks the digits .*at most about 5848"):
+        clients_limit("pfedme", gamma=[1.001, 1.001], r=1.0, sigma=0.5, lam=1e-9,
+                      spectrum=spectrum)
