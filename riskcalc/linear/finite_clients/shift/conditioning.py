@@ -82,7 +82,7 @@ def scale_check_due(gam, lam, values, marginals, min_span: float, typ=None) -> b
         return False
     own = max(float(np.max(own_variance(gam[typ == k], lam, marginals[np.argmax(typ == k)])))
               for k in np.unique(typ))
-    due = np.finfo(float).eps * own ** 3 * span >= MAX_INDICATED
+    due = not np.finfo(float).eps * own * own * own * span < MAX_INDICATED    # NaN: checked
     if due:
         check_size("pfedme", gam.size, np.shape(values)[-1], solves=2)
     return due
