@@ -57,3 +57,15 @@ def test_pfedme_size_estimate_counts_the_scale_checks_solve(monkeypatch):
                                          r"second checks the digits .*at most about 5848"):
         clients_limit("pfedme", gamma=[1.001, 1.001], r=1.0, sigma=0.5, lam=1e-9,
                       spectrum=spectrum)
+
+
+def test_pfedme_span_too_wide_to_rescale_names_the_span():
+    """F3: three clients at gamma 1, lam 1e-100 on two-point:1e-100,1e100,0.5 (span 1e200,
+    the scale check due): Sigma -> 3 Sigma leaves the eigenvalues' range and so does Sigma / 3;
+    the refusal read 'spectrum eigenvalue must lie in [1e-100, 1e+100], got 3.33e-101', an
+    eigenvalue the user never gave. Now it names the span."""
+    with pytest.raises(IllConditioned, match=r"pfedme under a spectrum: its eigenvalues span a "
+                                             r"factor 1e\+200, too wide to check .*narrow the "
+                                             r"span"):
+        clients_limit("pfedme", gamma=[1.0, 1.0, 1.0], r=1.0, sigma=0.5, lam=1e-100,
+                      spectrum="two-point:1e-100,1e100,0.5")

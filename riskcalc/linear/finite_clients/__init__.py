@@ -43,6 +43,7 @@ from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.shift.conditioning import (MIN_SPAN, check_by_scale,
+                                                                 eigenvalue_span,
                                                                  scale_check_due)
 from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_shift_group_limits,
@@ -268,6 +269,14 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             def rescaled(c):
                 # By 1/3 where 3 would leave the eigenvalues' range (1e100).
                 c = c if spectrum.atoms.max() * c <= 1e100 else 1.0 / c
+                # Neither: past a span of 3e199 the refusal named an eigenvalue not given
+                # ('got 3.333e-101' for two-point:1e-100,1e100,0.5; fuzz41 pfcost F3).
+                if not spectrum.atoms.min() * c >= 1e-100:
+                    raise IllConditioned(
+                        f"pfedme under a spectrum: its eigenvalues span a factor "
+                        f"{eigenvalue_span(spectrum.atoms):.3g}, too wide to check the limits' "
+                        "digits by rescaling Sigma by 3 or 1/3 within [1e-100, 1e100]; narrow "
+                        "the span")
                 return _pfedme_limits(gam, np.asarray(r) / np.sqrt(c), sigma, count,
                                       float(tuning[0]) * c, weights,
                                       replace(spectrum, atoms=spectrum.atoms * c))
