@@ -67,21 +67,22 @@ def joint_layout(joint, typ):
             [margins[t] for t in typ])
 
 
-def check_size(name: str, groups: int, atoms: int) -> None:
+def check_size(name: str, groups: int, atoms: int, solves: int = 1) -> None:
     """ValueError, before any work, where the G = ``groups`` groups' K x K matrices over
-    K = ``atoms`` atoms would take more than ``MAX_SECONDS`` or ``MAX_BYTES``, saying what
-    fits (MAML-FL under powerlaw:1 with d = 1e4 ran for minutes, d = 1e5 failed allocating
-    75 GiB; fuzz38 maml F6)."""
-    seconds = SECONDS_PER_CUBE * groups * float(atoms) ** 3
+    K = ``atoms`` atoms, solved ``solves`` times (2: pFedMe's scale check), would take more
+    than ``MAX_SECONDS`` or ``MAX_BYTES``, saying what fits (MAML-FL under powerlaw:1 with
+    d = 1e4 ran for minutes, d = 1e5 failed allocating 75 GiB; fuzz38 maml F6)."""
+    seconds = SECONDS_PER_CUBE * solves * groups * float(atoms) ** 3
     nbytes = 8.0 * float(atoms) ** 2 * (4 + 4 * groups)
     if seconds <= MAX_SECONDS and nbytes <= MAX_BYTES:
         return
-    fits = min((MAX_SECONDS / (SECONDS_PER_CUBE * groups)) ** (1 / 3),
+    fits = min((MAX_SECONDS / (SECONDS_PER_CUBE * solves * groups)) ** (1 / 3),
                (MAX_BYTES / (32.0 * (1 + groups))) ** 0.5)
     raise ValueError(f"{name}'s finite-M limit under a spectrum: {groups} distinct client "
                      f"group{'s' if groups > 1 else ''} over {atoms} eigenvalue atoms would "
                      f"take about {seconds:.3g} s and {nbytes / 2 ** 30:.3g} GiB (an atoms x "
-                     f"atoms matrix per group; at "
+                     f"atoms matrix per group" + (f", solved {solves} times: the second "
+                     "checks the digits by rescaling Sigma" if solves > 1 else "") + "; at "
                      f"most {MAX_SECONDS:g} s and {MAX_BYTES / 2 ** 30:g} GiB are solved): "
                      f"give a spectrum of at most about {int(fits)} distinct eigenvalues (a "
                      "smaller d for powerlaw:P) or fewer distinct clients")

@@ -42,12 +42,15 @@ from riskcalc.linear.finite_clients.result import ClientsLimit, notes
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
-from riskcalc.linear.finite_clients.shift.conditioning import MIN_SPAN, check_by_scale
+from riskcalc.linear.finite_clients.shift.conditioning import (MIN_SPAN, check_by_scale,
+                                                                 eigenvalue_span,
+                                                                 scale_check_due)
 from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
+from riskcalc.linear.engine.operator_subordination import joint_layout
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.spectrum import as_spectrum
@@ -254,6 +257,8 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
                                                 weights, spectrum)
         elif method not in HETEROGENEOUS:
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
+            due = scale_check_due(gam, float(tuning[0]), spectrum.atoms, [spectrum] * len(gam),
+                                  PFEDME_SPAN)
             bias, var = _pfedme_limits(gam, r, sigma, count, float(tuning[0]), weights,
                                        spectrum)
             # Across a span the variance carries rounding grown by it, moved so by a
@@ -264,12 +269,21 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             def rescaled(c):
                 # By 1/3 where 3 would leave the eigenvalues' range (1e100).
                 c = c if spectrum.atoms.max() * c <= 1e100 else 1.0 / c
+                # Neither: past a span of 3e199 the refusal named an eigenvalue not given
+                # ('got 3.333e-101' for two-point:1e-100,1e100,0.5; fuzz41 pfcost F3).
+                if not spectrum.atoms.min() * c >= 1e-100:
+                    raise IllConditioned(
+                        f"pfedme under a spectrum: its eigenvalues span a factor "
+                        f"{eigenvalue_span(spectrum.atoms):.3g}, too wide to check the limits' "
+                        "digits by rescaling Sigma by 3 or 1/3 within [1e-100, 1e100]; narrow "
+                        "the span")
                 return _pfedme_limits(gam, np.asarray(r) / np.sqrt(c), sigma, count,
                                       float(tuning[0]) * c, weights,
                                       replace(spectrum, atoms=spectrum.atoms * c))
 
-            check_by_scale(bias, var, spectrum.atoms, rescaled, "pfedme under a spectrum",
-                           PFEDME_SPAN)
+            if due:
+                check_by_scale(bias, var, spectrum.atoms, rescaled, "pfedme under a spectrum",
+                               PFEDME_SPAN)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
@@ -318,14 +332,17 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
         return own(gam, rr, sigma, count, float(tun[0]), weights, jt, typ)
 
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        due = method != "pfedme" or scale_check_due(gam, float(tuning[0]), joint.values,
+                                                    joint_layout(joint, typ)[4], PFEDME_SPAN, typ)
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
         # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on
         # two-point:1,1e4,0.7287 and 1,1e4,0.6 moved 2.6e-6 (fuzz41 maml F5).
-        check_by_scale(bias, var, joint.values, lambda c: run(
-            replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
-            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
-            min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
+        if due:
+            check_by_scale(bias, var, joint.values, lambda c: run(
+                replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
+                np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
+                min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
