@@ -26,6 +26,7 @@ from riskcalc import _frames, solvers
 from riskcalc._validate import one_of
 from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear import finite_clients
+from riskcalc.linear.finite_clients import grid as clients_grid
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
@@ -299,12 +300,12 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
     weights = "samples" if weights is None else weights
-    bias, var, said = finite_clients.spec_clients_limit(spec, clients, weights)
+    bias, var, said = clients_grid.spec_clients_limit(spec, clients, weights)
     risk = bias + var
     scalar = np.shape(bias) == ()
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     gamma = np.broadcast_to(spec.gamma, np.shape(bias))
-    params = {**spec.params(), "clients": finite_clients.check_clients(clients),
+    params = {**spec.params(), "clients": clients_grid.check_clients(clients),
               "weights": weights}
     return LimitResult(spec.method, params, *out, route="finite_clients",
                        notes=finite_clients.notes(spec.method, gamma,
@@ -319,7 +320,7 @@ def _local_with_clients(spec: ClientSpec, route: str, clients, weights) -> Limit
     in the params (validated, as ``steps_limit`` does for them) and a note saying so, as
     ``predict --clients M`` answers (``limit`` refused it as "finite-clients limits are
     implemented for ..."; fuzz39 api F2)."""
-    clients = finite_clients.check_clients(clients)
+    clients = clients_grid.check_clients(clients)
     weights = check_weights("samples" if weights is None else weights)
     res = _spec_limit(spec, route, None, None)
     shape = broadcast_shape({"the other parameters": res.risk, "clients": clients})

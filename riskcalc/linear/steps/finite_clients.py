@@ -39,6 +39,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.finite_clients.identity import check_pooled
+from riskcalc.linear.finite_clients.grid import check_clients
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape, check_lam
@@ -196,7 +197,7 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     ValueError
         For bad values, pooled N <= d, or pencils estimated beyond ``max_seconds``.
     """
-    clients = finite_clients.check_clients(clients)
+    clients = check_clients(clients)
     weights = finite_clients.check_weights("samples" if weights is None else weights)
     k = integers("steps", steps)
     eta = positive("step_size", step_size)

@@ -49,7 +49,7 @@ from riskcalc._text import shown_apart
 from riskcalc._validate import integers, positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights
-from riskcalc.linear.finite_clients import check_clients
+from riskcalc.linear.finite_clients.grid import check_clients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
 from riskcalc.linear.steps import edge as steps_edge
