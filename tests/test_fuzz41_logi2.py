@@ -24,3 +24,13 @@ def test_sigma_identity_estimate_counts_the_growth_as_the_identity_spectrum_does
     plain, message = _estimate(**point)
     assert "a larger lam (on separable data the solution grows as lam falls" in message
     assert plain == _estimate(**point, spectrum="identity")[0] == "13.2"
+
+
+def test_sigma_identity_grid_estimate_counts_the_growth():
+    # F2: the Sigma = I grid (points within the Gauss-Hermite reach, 2.5 ms each) did not
+    # count the growth either: gamma [0.5, 0.6], signal = r = 0.3, lam 1e-5, max_seconds = 3
+    # was estimated at 5 ms and ran 57 s (it has no deadline) to a SolverError (the rule cap).
+    # Now 17.6 s, refused up front naming lam (checked: 10 points at lam 1e-3 and 1e-4,
+    # estimated 2.6 s and 8.3 s, took 12 s and 29 s at a load of 9 on 2 cores).
+    with pytest.raises(ValueError, match=r"estimated at 17\.6 s .* a larger lam \(on separable"):
+        riskcalc.logistic_limit(gamma=[0.5, 0.6], signal=0.3, r=0.3, lam=1e-5, max_seconds=0.01)

@@ -47,6 +47,7 @@ estimate, or a larger ``max_seconds``).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -133,6 +134,10 @@ def oracle_seconds(signal, r, lam, warm: bool = False) -> float:
 GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
 
 
+#: ``mle_threshold`` remembered per norm: a grid's points share a few (``grid``).
+_threshold = lru_cache(maxsize=4096)(mle_threshold)
+
+
 def growth_seconds(gamma, kappa, lam, mean) -> float:
     """Seconds a solve adds as its solution outgrows the large-penalty scales that
     ``oracle_seconds`` builds its rules at: on data separable as ``lam -> 0`` (``gamma >=
@@ -152,7 +157,7 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     lam_eff = lam / mean
     if not (0.0 < lam_eff < GROWTH_LAM and kappa <= 1e3):
         return 0.0
-    h = mle_threshold(kappa)
+    h = _threshold(float(kappa))
     if gamma < h:
         return 0.0
     return GROWTH_SECONDS * ((GROWTH_LAM / lam_eff) / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER
