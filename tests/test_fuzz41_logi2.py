@@ -34,3 +34,17 @@ def test_sigma_identity_grid_estimate_counts_the_growth():
     # estimated 2.6 s and 8.3 s, took 12 s and 29 s at a load of 9 on 2 cores).
     with pytest.raises(ValueError, match=r"estimated at 17\.6 s .* a larger lam \(on separable"):
         riskcalc.logistic_limit(gamma=[0.5, 0.6], signal=0.3, r=0.3, lam=1e-5, max_seconds=0.01)
+
+
+@pytest.mark.parametrize("spectrum, lam", [(None, "6.51e-08"), ("two-point:1,4,0.5", "7.75e-08")])
+def test_growth_refusal_names_a_lam_that_fits(spectrum, lam):
+    # F3: separable data at lam 1e-300 (gamma 0.5, signal = r = 1) was refused 'estimated at
+    # 1.38e+148 s ... a larger lam' (under two-point:1,4,0.5: 1.51e+148 s), naming no lam that
+    # would do. The refusal now names the smallest lam whose growth fits what the rules leave
+    # of the limit (the rules at lam 1e-300's 300 stages: a bound; work.growth_lam).
+    from riskcalc.logistic.limits import _check_point
+
+    with pytest.raises(ValueError, match=rf"grows as lam falls: 1\.[35]\de\+148 s of it "
+                                         rf"here; lam >= {lam} fits\)"):
+        riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, spectrum=spectrum)
+    _check_point(0.5, 1.0, 1.0, 6.52e-8, 60.0, "fits")     # no refusal just above it

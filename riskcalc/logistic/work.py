@@ -163,12 +163,25 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     return GROWTH_SECONDS * ((GROWTH_LAM / lam_eff) / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER
 
 
-def growth_advice(growth, fewer=None):
-    """``refuse``'s ``fewer`` naming the ``growth_seconds`` of an estimate (none: ``fewer``)."""
+def growth_lam(gamma, kappa, mean, budget):
+    """The lam at which ``growth_seconds(gamma, kappa, lam, mean)`` is ``budget`` (its
+    inverse; ``gamma >= h(kappa)``), None when ``budget <= 0`` (no lam brings it under)."""
+    if budget <= 0.0:
+        return None
+    margin = gamma / _threshold(float(kappa)) - 1.0 + 1e-3
+    return mean * GROWTH_LAM / (margin * (budget / GROWTH_SECONDS) ** (1.0 / GROWTH_POWER))
+
+
+def growth_advice(growth, fewer=None, lam=None):
+    """``refuse``'s ``fewer`` naming the ``growth_seconds`` of an estimate (none: ``fewer``)
+    and ``lam``, the smallest penalty within the limit (``growth_lam``; None: no lam is, the
+    rules alone fill it). Was: lam 1e-300 'estimated at 4.25e+148 s ... a larger lam'."""
     if not growth:
         return fewer
+    larger = "no lam fits: the rest of the work fills the limit" if lam is None else \
+        f"lam >= {lam:.3g} fits"
     return ((f"{fewer}, " if fewer else "") + f"a larger lam (on separable data the solution "
-            f"grows as lam falls: {growth:.3g} s of it here)")
+            f"grows as lam falls: {growth:.3g} s of it here; {larger})")
 
 
 def _scales(signal, r):
