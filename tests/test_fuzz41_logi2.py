@@ -5,6 +5,7 @@ import re
 import pytest
 
 import riskcalc
+from tests.helpers import run_cli
 
 
 def _estimate(**kwargs):
@@ -48,3 +49,20 @@ def test_growth_refusal_names_a_lam_that_fits(spectrum, lam):
                                          rf"here; lam >= {lam} fits\)"):
         riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, spectrum=spectrum)
     _check_point(0.5, 1.0, 1.0, 6.52e-8, 60.0, "fits")     # no refusal just above it
+
+
+@pytest.mark.parametrize("gamma", [1e-20, 1e11])
+def test_logistic_clients_file_gamma_refusal_names_file_client_and_logistic_range(
+        gamma, tmp_path, capsys):
+    # F4: a --model logistic --clients-file client with gamma inside the file reader's range
+    # [1e-100, 1e100] but outside the logistic [1e-16, 1e10] was refused by the pipeline as
+    # 'gamma must lie in [1e-16, 1e+10], got 1e-20 (entry 1 of 2)': no file, no client, and
+    # the target counted as entry 0. Now named as the reader names its own refusals.
+    path = tmp_path / "c.json"
+    path.write_text(f'[{{"gamma": {gamma}, "r": 1}}]')
+    code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--gamma", 0.5, "--r", 1,
+                              "--signal", 1, "--lam", 0.1, "--global-lam", 0.1,
+                              "--clients-file", path], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"error: --clients-file {path}: client 0: gamma must lie in [1e-16, 1e+10] "
+                   f"with --model logistic (riskcalc.logistic.ranges), got {gamma:g}\n")
