@@ -66,3 +66,11 @@ def test_logistic_clients_file_gamma_refusal_names_file_client_and_logistic_rang
     assert (code, out) == (2, "")
     assert err == (f"error: --clients-file {path}: client 0: gamma must lie in [1e-16, 1e+10] "
                    f"with --model logistic (riskcalc.logistic.ranges), got {gamma:g}\n")
+
+
+@pytest.mark.parametrize("spectrum", [None, "identity"])
+def test_subnormal_lam_growth_is_finite(spectrum):
+    # F5: at lam = 5e-324 (gamma 0.5, signal = r = 0.3) GROWTH_LAM / lam overflowed: 'estimated
+    # at inf s ... (inf s of it here; ...)'. Now a finite time, the lam that fits named.
+    with pytest.raises(ValueError, match=r"estimated at 1\.86e\+160 s .* lam >= 5\.88e-07 fits"):
+        riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=5e-324, spectrum=spectrum)

@@ -160,7 +160,9 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     h = _threshold(float(kappa))
     if gamma < h:
         return 0.0
-    return GROWTH_SECONDS * ((GROWTH_LAM / lam_eff) / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER
+    # lam_eff's power apart: GROWTH_LAM / 5e-324 overflowed ('estimated at inf s').
+    return GROWTH_SECONDS * (GROWTH_LAM / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER \
+        / lam_eff ** GROWTH_POWER
 
 
 def growth_lam(gamma, kappa, mean, budget):
