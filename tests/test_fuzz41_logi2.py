@@ -74,3 +74,14 @@ def test_subnormal_lam_growth_is_finite(spectrum):
     # at inf s ... (inf s of it here; ...)'. Now a finite time, the lam that fits named.
     with pytest.raises(ValueError, match=r"estimated at 1\.86e\+160 s .* lam >= 5\.88e-07 fits"):
         riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=5e-324, spectrum=spectrum)
+
+
+def test_finite_client_local_ridge_estimate_counts_the_growth():
+    # F6: finite-client local ridge (gamma [0.5, 0.5], signal = r = 1, lam 1e-5: separable,
+    # gamma above h = 0.399) was estimated at 0.2 s and took 21.8 s (loaded; the one-point
+    # local ridge now estimates 4.6 s): point.check_work now adds each target's growth.
+    with pytest.raises(ValueError, match=r"estimated at 4\.5\d s .*grows as lam falls: 4\.38 s "
+                                         r"of it here; lam >= \S+ fits"):
+        riskcalc.logistic_clients_limit(gamma=[0.5, 0.5], r=[1.0, 1.0], signal=1.0, lam=1e-5,
+                                        method="local_ridge", max_seconds=1.0)
+
