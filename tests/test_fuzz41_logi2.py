@@ -85,3 +85,11 @@ def test_finite_client_local_ridge_estimate_counts_the_growth():
         riskcalc.logistic_clients_limit(gamma=[0.5, 0.5], r=[1.0, 1.0], signal=1.0, lam=1e-5,
                                         method="local_ridge", max_seconds=1.0)
 
+
+@pytest.mark.parametrize("lam, limit", [(1e-5, 1.0), (0.00999, 0.2)])
+def test_named_lam_is_at_most_where_the_growth_ends(lam, limit):
+    # F7: the lam named was the growth formula's inverse beyond lam = 1e-2, where there is no
+    # growth: signal = r = 0 at gamma = h = 0.5 'lam >= 0.0752 fits', lam 0.00999 with
+    # max_seconds 0.2 'lam >= 0.421 fits' (0.01 answered). Now at most 0.01 (lam / <s>).
+    with pytest.raises(ValueError, match=r"lam >= 0\.01 fits"):
+        riskcalc.logistic_limit(gamma=0.5, signal=0.0, r=0.0, lam=lam, max_seconds=limit)

@@ -167,11 +167,13 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
 
 def growth_lam(gamma, kappa, mean, budget):
     """The lam at which ``growth_seconds(gamma, kappa, lam, mean)`` is ``budget`` (its
-    inverse; ``gamma >= h(kappa)``), None when ``budget <= 0`` (no lam brings it under)."""
+    inverse; ``gamma >= h(kappa)``), at most ``mean GROWTH_LAM`` (no growth from there: was
+    'lam >= 0.0752 fits' at gamma = h), None when ``budget <= 0`` (no lam brings it under)."""
     if budget <= 0.0:
         return None
     margin = gamma / _threshold(float(kappa)) - 1.0 + 1e-3
-    return mean * GROWTH_LAM / (margin * (budget / GROWTH_SECONDS) ** (1.0 / GROWTH_POWER))
+    return mean * GROWTH_LAM / max(1.0, margin * (budget / GROWTH_SECONDS)
+                                   ** (1.0 / GROWTH_POWER))
 
 
 def growth_advice(growth, fewer=None, lam=None):
