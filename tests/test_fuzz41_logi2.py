@@ -93,3 +93,13 @@ def test_named_lam_is_at_most_where_the_growth_ends(lam, limit):
     # max_seconds 0.2 'lam >= 0.421 fits' (0.01 answered). Now at most 0.01 (lam / <s>).
     with pytest.raises(ValueError, match=r"lam >= 0\.01 fits"):
         riskcalc.logistic_limit(gamma=0.5, signal=0.0, r=0.0, lam=lam, max_seconds=limit)
+
+
+def test_sigma_identity_continuation_halves_a_failing_step():
+    # F8: gamma 1, signal = r = 0.5, lam 1e-4 (also 3e-5, 1e-5; gamma 0.9) failed at Sigma = I
+    # 'logistic fixed point: no convergence at lam = 0.0001 (residual 2.50e-01)': hybr's step
+    # 1e-3 -> 1e-4 left the basin, where spectrum="identity" answered 117.18559924158889 (and
+    # through 10^-3.5 the same step converges). A failing stage is now bridged.
+    res = riskcalc.logistic_limit(gamma=1.0, signal=0.5, r=0.5, lam=1e-4)
+    assert res.risk == pytest.approx(117.18559924158889, rel=1e-10)
+    assert res.cosine == pytest.approx(0.1661275670467753, rel=1e-9)
