@@ -103,3 +103,12 @@ def test_sigma_identity_continuation_halves_a_failing_step():
     res = riskcalc.logistic_limit(gamma=1.0, signal=0.5, r=0.5, lam=1e-4)
     assert res.risk == pytest.approx(117.18559924158889, rel=1e-10)
     assert res.cosine == pytest.approx(0.1661275670467753, rel=1e-9)
+
+
+def test_finite_client_local_ridge_grid_estimate_counts_the_growth():
+    # F9: the finite-M grid's estimate (check_grid_work) missed F6's growth too: clients [2, 3],
+    # gamma 0.5, signal = r = 0.3, lam 1e-5 ran to the deadline of max_seconds = 1 ('was still
+    # solving'); now refused up front (26.4 s), naming a lam that fits (0.01 answers in 0.4 s).
+    with pytest.raises(ValueError, match=r"estimated at 26\.4 s .* lam >= 0\.01 fits"):
+        riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=1e-5, clients=[2, 3],
+                                global_lam=0.1, method="local_ridge", max_seconds=1.0)
