@@ -112,3 +112,18 @@ def test_finite_client_local_ridge_grid_estimate_counts_the_growth():
     with pytest.raises(ValueError, match=r"estimated at 26\.4 s .* lam >= 0\.01 fits"):
         riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=1e-5, clients=[2, 3],
                                 global_lam=0.1, method="local_ridge", max_seconds=1.0)
+
+
+def test_logistic_federation_gamma_refusal_names_file_and_client(tmp_path, capsys):
+    # F10: F4's twin for --federation: a client at gamma 1e-20 (inside the reader's range,
+    # outside the logistic one) was 'gamma must lie in [1e-16, 1e+10], got 1e-20 (entry 1 of
+    # 2)' (the target counted first), naming neither the file nor the client.
+    path = tmp_path / "f.json"
+    path.write_text('{"fedrisk_federation": 1, "clients": [{"name": "a", "gamma": 1e-20, "r": 1},'
+                    ' {"name": "b", "gamma": 0.4, "r": 0.5}]}')
+    code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--federation", path,
+                              "--signal", 1, "--lam", 0.1, "--global-lam", 0.1, "--target", "b"],
+                             capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"error: --federation {path}: client 0 ('a'): gamma must lie in [1e-16, "
+                   "1e+10] with --model logistic (riskcalc.logistic.ranges), got 1e-20\n")

@@ -258,6 +258,12 @@ def _logistic(args, ff, gammas, specs, order):
                              f"signal = {ff.signal:g}")
         args.signal = ff.signal
     r = ff.column("r", "the logistic model needs it")
+    from riskcalc.logistic.ranges import GAMMA_RANGE
+
+    for j in order:     # was: 'got 1e-20 (entry 1 of 2)', the target counted first
+        if not GAMMA_RANGE[0] <= gammas[j] <= GAMMA_RANGE[1]:
+            raise ff.error(j, f"gamma must lie in [{GAMMA_RANGE[0]:g}, {GAMMA_RANGE[1]:g}] with "
+                              f"--model logistic (riskcalc.logistic.ranges), got {gammas[j]:g}")
     args.r = r[order[0]]
     return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
 
