@@ -252,15 +252,13 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         begun = time.perf_counter()
         if i:
             before = (np.log(lams[i - 1]), x[3])
-        x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C, deadline=deadline)
+        x, err, rule = _bridged(x, lams[i - 1] if i else 0.0, lam_k, kappa, nodes, gamma, c_e, C,
+                                deadline)
         now = time.perf_counter()
-        # Each stage left costs at least the last (lam = 5e-324 asked for 320 stages, refused
-        # after the first instead of running for minutes), and on separable data, where
-        # ||w_hat|| grows as lam falls, at least the next one as the last two's ratio (at most
-        # 4) predicts it: at gamma 0.5, signal = r = 1 the stages to 1e-6 took 3.1, 6.8, 22 s,
-        # and with the last cost alone the budget of 60 s was found spent only after a stage
-        # of 99 s (refused at 124 s). Compounding the ratio over the stages refused cheap
-        # paths (gamma 10, lam 1e-13: 0.1 s so far) before they reached their own limit.
+        # Each stage left costs at least the last (lam = 5e-324: 320 stages), and on separable
+        # data (||w_hat|| grows as lam falls) the last two's ratio (at most 4) times it: gamma
+        # 0.5, signal = r = 1 took 3.1, 6.8, 22 s to 1e-6, the last cost alone refused at 124 s
+        # of 60; compounding the ratio refused cheap paths (gamma 10, lam 1e-13) too early.
         grow = 1.0
         if last is not None and h is not None and gamma >= h:
             grow = min(4.0, max(1.0, (now - begun) / max(last, 1e-9)))
@@ -290,15 +288,26 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
                               f"residual {err:.2e})")
         if lam_k > lam and x[3] > LOG_WINDOW[1] - 1.0:
-            # mu grows as lam falls: out of the window on the way down means out of it at
-            # lam (``ranges.check_window``), said now instead of after the remaining stages
-            # (lam = 1e-16 at gamma = 2: refused after 72 s).
+            # mu grows as lam falls: out of the window on the way down is out of it at lam
+            # (``ranges.check_window``), said now (lam = 1e-16 at gamma = 2: after 72 s).
             raise ValueError(f"lam = {lam:g} is out of the solver's reach at gamma = "
                              f"{gamma:g} (signal = {signal:g}, r = {r:g}): mu ~ gamma / (lam + "
                              f"D) grows as lam falls and leaves [e^{LOG_WINDOW[0] + 1:g}, "
                              f"e^{LOG_WINDOW[1] - 1:g}] already at lam = {lam_k:g}; give lam "
                              f">= {lam_k * LAM_RATIO:g} (riskcalc.logistic.ranges)")
     return x, rule, (kappa, c_e, C)
+
+
+def _bridged(x, lam_from, lam_to, kappa, nodes, gamma, c_e, C, deadline, depth=3):
+    """The root at ``lam_to`` from ``x`` (the root at ``lam_from``; 0: none), the step halved
+    in log lam while it fails (``depth`` times). Was: gamma 1, signal = r = 0.5, 1e-3 -> 1e-4
+    'no convergence (residual 2.50e-01)', answered through 10^-3.5 (as the spectrum's)."""
+    y, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_to, c_e, C, deadline=deadline)
+    if err <= TOL or not depth or not lam_from * lam_to:
+        return y, err, rule
+    args, mid = (kappa, nodes, gamma, c_e, C, deadline, depth - 1), np.sqrt(lam_from * lam_to)
+    xm, e, _ = _bridged(x, lam_from, mid, *args)
+    return _bridged(xm, mid, lam_to, *args) if e <= TOL else (y, err, rule)
 
 
 CENTRES = ("oracle", "fedavg")

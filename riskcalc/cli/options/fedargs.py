@@ -258,6 +258,12 @@ def _logistic(args, ff, gammas, specs, order):
                              f"signal = {ff.signal:g}")
         args.signal = ff.signal
     r = ff.column("r", "the logistic model needs it")
+    from riskcalc.logistic.ranges import GAMMA_RANGE
+
+    for j in order:     # was: 'got 1e-20 (entry 1 of 2)', the target counted first
+        if not GAMMA_RANGE[0] <= gammas[j] <= GAMMA_RANGE[1]:
+            raise ff.error(j, f"gamma must lie in [{GAMMA_RANGE[0]:g}, {GAMMA_RANGE[1]:g}] with "
+                              f"--model logistic (riskcalc.logistic.ranges), got {gammas[j]:g}")
     args.r = r[order[0]]
     return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
 
@@ -382,6 +388,8 @@ def read_logistic_clients_file(path) -> dict:
     """The other clients of a ``--clients-file`` with ``--model logistic`` (its path, or the
     list ``resolve`` read; ``read_clients_file``'s format without sigma): a JSON list of
     objects with exactly the keys gamma and r, as ``{"gamma": [...], "r": [...]}``."""
+    from riskcalc.logistic.ranges import GAMMA_RANGE
+
     path, data = bare_list(path)
     for k, c in enumerate(data):
         if set(c) != {"gamma", "r"}:
@@ -392,4 +400,10 @@ def read_logistic_clients_file(path) -> dict:
             if isinstance(c[key], bool) or not isinstance(c[key], (int, float)):
                 raise ValueError(f"--clients-file {path}: client {k}: {key} must be a number, "
                                  f"got {c[key]!r}")
+        # The logistic range here, naming the file and client (was: '... got 1e-20 (entry 1
+        # of 2)' from the pipeline, the target counted as entry 0).
+        if not GAMMA_RANGE[0] <= c["gamma"] <= GAMMA_RANGE[1]:
+            raise ValueError(f"--clients-file {path}: client {k}: gamma must lie in "
+                             f"[{GAMMA_RANGE[0]:g}, {GAMMA_RANGE[1]:g}] with --model logistic "
+                             f"(riskcalc.logistic.ranges), got {c['gamma']:g}")
     return {key: [float(c[key]) for c in data] for key in ("gamma", "r")}

@@ -17,7 +17,8 @@ from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime
-from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, overtime, refuse
+from riskcalc.logistic.work import (MAX_SECONDS, growth_advice, growth_lam, growth_seconds,
+                                    oracle_seconds, overtime, refuse)
 
 
 def check_spectrum(spectrum):
@@ -110,35 +111,6 @@ FIELDS = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "t
 CENTRES = ("oracle", "fedavg")
 
 
-#: The solution's growth on separable data (``growth_seconds``), calibrated on 105 solves
-#: (12 spectra, gamma 0.2 to 1, signal = r = 0.3 to 1, lam 1 to 1e-6): seconds at
-#: ``lam / <s> = GROWTH_LAM`` and ``gamma = 2 h``, and the power of ``GROWTH_LAM / (lam / <s>)``
-#: (and of ``1 / (gamma / h - 1)``: the margin of separable data, small near h, grows the norm).
-GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
-
-
-def growth_seconds(gamma, kappa, lam, mean) -> float:
-    """Seconds a solve adds as its solution outgrows the large-penalty scales that
-    ``work.oracle_seconds`` builds its rules at: on data separable as ``lam -> 0`` (``gamma >=
-    h(kappa)``, ``kappa = ||w_i||_Sigma``) the margins' scales ``a`` and ``rho`` grow as the
-    penalty relative to the data, ``lam / <s>`` (exactly ``lam / c`` at ``Sigma = c I``), falls,
-    the faster the nearer gamma is to h. Was: scaled:50 at gamma 0.5, signal = r = 0.3, lam
-    1e-3 took 2.15 s (``a``, ``rho`` 9 times the start's) where the rules at the start's scales
-    estimated 0.155 s (now 1.87 s). Calibrated (``GROWTH_*``, 105 solves): 98 at most their
-    estimate, the 7 above it by 1.1-2.1 times (two stopped at 60 s; ``_solve_by``'s deadline
-    bounds them); none taking under 30 s is over the default 60 s; the largest over-estimate
-    is 190 times (powerlaw:3,30, whose many small eigenvalues slow the growth). 0 where the
-    MLE exists, at ``lam = 0`` and beyond ``kappa = 1e3`` (``ranges.mle_lam``'s reach of h;
-    the rules' own estimate dominates there)."""
-    lam_eff = lam / mean
-    if not (0.0 < lam_eff < GROWTH_LAM and kappa <= 1e3):
-        return 0.0
-    h = mle_threshold(kappa)
-    if gamma < h:
-        return 0.0
-    return GROWTH_SECONDS * ((GROWTH_LAM / lam_eff) / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER
-
-
 def check_work(arrays, spectrum, max_seconds: float) -> None:
     """Refuse (``work.refuse``) a spectrum whose scale makes the quadrature too long: the
     margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` for the isotropic directions
@@ -155,18 +127,17 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     positive = arrays[3][arrays[3] > 0.0]
     # Only where the rules alone fit (their norms then moderate: h itself took 5.6 s at
     # kappa = 1e5 and refuses beyond).
-    growth = 0.0 if points * oracle_seconds(root * s_max, root * r_max, lam_min) > max_seconds \
-        else points * growth_seconds(gamma_max, kappa_max,
-                                     float(np.min(positive)) if positive.size else 0.0,
-                                     float(spectrum.mean))
+    rules = points * oracle_seconds(root * s_max, root * r_max, lam_min)
+    growth = 0.0 if rules > max_seconds else points * growth_seconds(
+        gamma_max, kappa_max, float(np.min(positive)) if positive.size else 0.0,
+        float(spectrum.mean))
 
     def seconds(t):
         return points * oracle_seconds(t * root * s_max, t * root * r_max, lam_min) + growth
 
-    fewer = "fewer grid points" if points > 1 else None
-    if growth:
-        fewer = ((f"{fewer}, " if fewer else "") + f"a larger lam (on separable data the "
-                 f"solution grows as lam falls: {growth:.3g} s of it here)")
+    fewer = growth_advice(growth, "fewer grid points" if points > 1 else None,
+                          growth and growth_lam(gamma_max, kappa_max, float(spectrum.mean),
+                                                (max_seconds - rules) / points))
     refuse(seconds(1.0), max_seconds,
            f"the logistic limit under this spectrum (mean eigenvalue {spectrum.mean:.3g}: the "
            f"margins' scale is {root:.3g} ||w_i||, ||w_i|| up to "
