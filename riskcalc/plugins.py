@@ -32,7 +32,11 @@ from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
 ENV = "FEDRISK_PLUGINS"
+#: The process id of the one that called ``load``: its workers defer a plugin's failure.
+ENV_PID = ENV + "_PID"
 _LOADED: set = set()
+#: A worker's deferred plugin failure (``load_from_env``), raised by ``check_worker``.
+_DEFERRED: list = []
 
 
 class PluginError(ValueError):
@@ -194,14 +198,30 @@ def load(files) -> None:
     # absolute path never starts with "[").
     os.environ[ENV] = (json.dumps(paths) if any(os.pathsep in p for p in paths)
                        else os.pathsep.join(paths))
+    os.environ[ENV_PID] = str(os.getpid())
 
 
 def load_from_env() -> None:
-    """In a process started by one that called ``load``: load the same plugins."""
+    """In a process started by one that called ``load``: load the same plugins. A failure
+    there (a plugin that fails only in a worker) is deferred to ``check_worker``."""
     files = os.environ.get(ENV)
     if files is None:
         return
-    load_entry_points()
-    for path in (json.loads(files) if files.startswith("[")
-                 else filter(None, files.split(os.pathsep))):
-        load_plugin(path)
+    try:
+        load_entry_points()
+        for path in (json.loads(files) if files.startswith("[")
+                     else filter(None, files.split(os.pathsep))):
+            load_plugin(path)
+    except PluginError as exc:
+        if os.environ.get(ENV_PID, str(os.getpid())) == str(os.getpid()):
+            raise
+        # Raised at import (montecarlo's), it killed every worker: TerminatedWorkerError, a
+        # traceback and exit 1 from ``compare --jobs 2`` (fuzz41 left F2).
+        _DEFERRED[:] = [PluginError(f"{exc} (in a worker process; it loaded in the main "
+                                    "one)")]
+
+
+def check_worker() -> None:
+    """Raise the plugin failure ``load_from_env`` deferred in this worker process, if any."""
+    if _DEFERRED:
+        raise _DEFERRED[0]

@@ -21,3 +21,25 @@ def test_bare_list_client_labels_are_ignored_and_unknown_keys_named(tmp_path, ca
     assert code == 0 and err == "" and json.loads(out)
     with pytest.raises(ValueError, match=r"client 1: unknown key 'foo' \(client keys: gamma"):
         from_clients([BARE[1], dict(BARE[1], foo=1)])
+
+
+def test_a_plugin_failing_only_in_the_workers_fails_their_first_task(tmp_path, monkeypatch):
+    """F2: a ``--plugin`` file that raises only in worker processes (``compare ... --jobs 2``)
+    raised while the worker imported montecarlo: every worker died (TerminatedWorkerError, a
+    traceback and exit 1); the worker now keeps the failure and its first task raises it, a
+    PluginError naming the plugin (one ``error:`` line, exit 2)."""
+    from montecarlo.runner import tasks
+    from riskcalc import plugins
+
+    path = tmp_path / "fz41w.py"
+    path.write_text("raise RuntimeError('no display in a worker')\n")
+    monkeypatch.setenv(plugins.ENV, str(path))
+    monkeypatch.setenv(plugins.ENV_PID, "1")            # loaded by another (main) process
+    monkeypatch.setattr(plugins, "_DEFERRED", [])
+    plugins.load_from_env()
+    with pytest.raises(plugins.PluginError, match=r"plugin .*fz41w\.py: RuntimeError: no "
+                       r"display in a worker \(in a worker process; it loaded in the main"):
+        tasks._indexed(len, 0, [])
+    monkeypatch.delenv(plugins.ENV_PID)                 # set by hand in this process: raised
+    with pytest.raises(plugins.PluginError, match="fz41w.py: RuntimeError"):
+        plugins.load_from_env()
