@@ -90,11 +90,22 @@ def finite_arrays(out, count=None):
     return None
 
 
+def _limit_problem(out):
+    """None if ``out`` is a (bias, variance) pair of finite arrays >= 0, else what is wrong
+    (a negative one named: the limit checks' "a non-finite or negative bias" named neither
+    the plugin nor which of the two, fuzz41 left F3)."""
+    problem = finite_arrays(out, 2)
+    for name, part in zip(("bias", "variance"), () if problem else out):
+        if np.any(np.asarray(part) < 0):
+            return f"a negative {name} ({np.min(part):.6g}), expected a number >= 0"
+    return problem
+
+
 def _guard_method(method, origin):
     if method.limit is None:
         return method
     return replace(method, limit=guard(method.limit, origin, f"method {method.name}: limit",
-                                       lambda out: finite_arrays(out, 2)))
+                                       _limit_problem))
 
 
 #: Registries behind the boundary: [registry dict, wrap(entry, origin), keys when added].

@@ -1,6 +1,8 @@
 """Issue 32, fuzz41 (left): what this fuzz found, each test failing before."""
 import json
 
+import numpy as np
+
 import pytest
 
 from riskcalc.advise import from_clients
@@ -43,3 +45,33 @@ def test_a_plugin_failing_only_in_the_workers_fails_their_first_task(tmp_path, m
     monkeypatch.delenv(plugins.ENV_PID)                 # set by hand in this process: raised
     with pytest.raises(plugins.PluginError, match="fz41w.py: RuntimeError"):
         plugins.load_from_env()
+
+
+def test_a_plugin_limit_returning_a_negative_variance_names_the_plugin_and_which(
+        tmp_path, capsys, monkeypatch):
+    """F3: a plugin's limit returning a negative bias or variance was refused as "the limit of
+    method M returned a non-finite or negative bias": neither the plugin file nor which of the
+    two; now the plugin, the method, which one and its value."""
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / "fz41neg.py"
+    path.write_text("import numpy as np, riskcalc\nriskcalc.register_method(riskcalc.Method("
+                    "'fz41neg', 'x', 'r', None, True, 'x', lambda spec, route: "
+                    "(np.zeros(()), -np.ones(()))))\n")
+    try:
+        code, out, err = run_cli(["--plugin", path, "predict", "fz41neg", "--gamma", "2",
+                                  "--r", "1", "--sigma", "0.5"], capsys)
+    finally:
+        riskcalc.unregister_method("fz41neg")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert (f"error: plugin {path.resolve()}: method fz41neg: limit returned a negative "
+            "variance (-1), expected a number >= 0") in err
+    riskcalc.register_method(riskcalc.Method("fz41neg", "x", "r", None, True, "x",
+                                             lambda spec, route: (np.ones(()), -np.ones(()))))
+    try:
+        with pytest.raises(ValueError, match=r"fz41neg returned a negative variance \(-1\)"):
+            riskcalc.limit("fz41neg", gamma=2.0, r=1.0, sigma=0.5)
+    finally:
+        riskcalc.unregister_method("fz41neg")

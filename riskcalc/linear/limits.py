@@ -288,8 +288,9 @@ def _registered(spec: ClientSpec, route: str, shape):
             raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
                              f"{v.shape}, expected the parameters' broadcast shape {shape}")
         if not np.all(np.isfinite(v)) or np.any(v < 0):
-            raise ValueError(f"the limit of method {spec.method} returned a non-finite or "
-                             f"negative {name}")
+            what = (f"a non-finite {name}" if not np.all(np.isfinite(v)) else
+                    f"a negative {name} ({np.min(v):.6g}), expected a number >= 0")
+            raise ValueError(f"the limit of method {spec.method} returned {what}")
     return bias, var
 
 
