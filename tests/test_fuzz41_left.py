@@ -19,7 +19,8 @@ def test_bare_list_client_labels_are_ignored_and_unknown_keys_named(tmp_path, ca
     file, and ``from_clients`` names an unknown key."""
     path = tmp_path / "bare.json"
     path.write_text(json.dumps(BARE))
-    code, out, err = run_cli(["advise", "--clients-file", path, "--json"], capsys)
+    code, out, err = run_cli(["advise", "--clients-file", path, "--methods", "ftfa", "--json"],
+                             capsys)
     assert code == 0 and err == "" and json.loads(out)
     with pytest.raises(ValueError, match=r"client 1: unknown key 'foo' \(client keys: gamma"):
         from_clients([BARE[1], dict(BARE[1], foo=1)])
