@@ -76,3 +76,23 @@ def test_a_plugin_limit_returning_a_negative_variance_names_the_plugin_and_which
             riskcalc.limit("fz41neg", gamma=2.0, r=1.0, sigma=0.5)
     finally:
         riskcalc.unregister_method("fz41neg")
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["estimate", "--data", "-"], "--data -: give a file name (--data reads a file, not "
+                                  "standard input; --data /dev/stdin reads it)"),
+    (["advise", "--federation", "-"], "--federation -: give a file name"),
+    (["advise", "--clients-file", " - "], "--clients-file /dev/stdin reads it"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--spectrum",
+      "File: -"], "--spectrum file:-: give a file name (a file: spectrum is read from a "
+                  "regular .npy or text file, not standard input)"),
+    (["--plugin", "-", "predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"],
+     "--plugin -: give a Python file (.py) that registers methods (--plugin reads no "
+     "standard input)")])
+def test_a_dash_for_an_input_file_says_standard_input_is_not_read(argv, text, capsys):
+    """F4: ``-`` as an input file said "--data -: no such file", "--clients-file -: No such
+    file or directory", "spectrum file '-' does not exist", "plugin /cwd/-: no such file"
+    (three wordings, none saying why): it now says that the option reads no standard input,
+    and where /dev/stdin reads it, that (as ``--csv -`` says for an output)."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and text in err
