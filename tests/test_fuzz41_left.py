@@ -96,3 +96,22 @@ def test_a_dash_for_an_input_file_says_standard_input_is_not_read(argv, text, ca
     and where /dev/stdin reads it, that (as ``--csv -`` says for an output)."""
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and text in err
+
+
+def test_one_client_is_singular_and_figures_seed_is_named_as_the_option(tmp_path, capsys):
+    """F5: ``compare ... --global federated --clients 1`` printed "federated global model over
+    1 clients" (the logistic compare "FedAvg's exact global model over 1 clients");
+    ``figures ID --seed -1`` said "seed must be an integer >= 0", not "--seed" as the other
+    verbs do."""
+    code, out, err = run_cli(["compare", "ftfa", "--gamma", "0.5", "--r", "1", "--sigma",
+                              "0.5", "--d", "6", "--reps", "2", "--global", "federated",
+                              "--clients", "1", "--no-progress"], capsys)
+    assert code == 0 and "federated global model over 1 client\n" in out
+    code, out, err = run_cli(["compare", "rtfa", "--model", "logistic", "--gamma", "2",
+                              "--signal", "1", "--r", "1", "--lam", "0.5", "--clients", "1",
+                              "--global-lam", "0.1", "--global", "federated", "--d", "6",
+                              "--reps", "2", "--no-progress"], capsys)
+    assert code == 0 and "exact global model over 1 client (global_lam" in out
+    code, out, err = run_cli(["figures", "p000-fig1", "--seed", "-1", "--out", tmp_path],
+                             capsys)
+    assert code == 2 and err == "error: --seed must be an integer >= 0, got -1\n"

@@ -23,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from riskcalc._validate import seed_integer
 from riskcalc.cli import COMMANDS
 from riskcalc.cli.shared import guards
 from riskcalc.cli.shared.outputs import make_folder
@@ -66,6 +67,7 @@ def run(args) -> int:
     if args.list:
         # --list only prints: ids or a build option given with it built nothing, silently.
         guards.listing(args, (), "the figures", args.ids)
+    seed_integer("--seed", args.seed)       # was "seed must be ...", the library's name
     import figures
 
     registry = figures.load_all()
