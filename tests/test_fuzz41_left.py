@@ -115,3 +115,23 @@ def test_one_client_is_singular_and_figures_seed_is_named_as_the_option(tmp_path
     code, out, err = run_cli(["figures", "p000-fig1", "--seed", "-1", "--out", tmp_path],
                              capsys)
     assert code == 2 and err == "error: --seed must be an integer >= 0, got -1\n"
+
+
+@pytest.mark.parametrize("call", ["compare", "sweep"])
+def test_a_federated_setting_for_a_local_baseline_is_refused_on_every_route(call):
+    """F6: ``montecarlo.compare.compare(local spec, Setting(global_model="federated"))`` (and
+    ``montecarlo.sweep.sweep``, which reported "global_model: none") simulated silently while
+    ``compare_method`` refused the same request: one rule now."""
+    from montecarlo.compare import compare
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+    from riskcalc import ClientSpec
+
+    setting = Setting(d=10, global_model="federated", clients=3)
+    with pytest.raises(ValueError, match="^global_model='federated' does not apply to local: "
+                                         "it uses no global model$"):
+        if call == "compare":
+            compare(ClientSpec("local", gamma=0.5, rho=1.0, sigma=0.5), setting, reps=2)
+        else:
+            sweep("local", setting=setting, gamma=[0.5], rho=[1.0], sigma=[0.5], reps=2,
+                  progress=False)
