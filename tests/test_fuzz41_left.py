@@ -135,3 +135,14 @@ def test_a_federated_setting_for_a_local_baseline_is_refused_on_every_route(call
         else:
             sweep("local", setting=setting, gamma=[0.5], rho=[1.0], sigma=[0.5], reps=2,
                   progress=False)
+
+
+@pytest.mark.parametrize("lam", [-1, [0.1, -2.0]])
+def test_clients_limit_states_limits_range_of_lam(lam):
+    """F7: ``clients_limit(lam=-1)`` said "lam must lie in [0, inf)" where ``limit`` (and the
+    same check a line later, for 1e-200) says "0 or [1e-100, 1e+100]": one range now."""
+    import riskcalc
+
+    with pytest.raises(ValueError, match=r"^lam must be 0 or lie in \[1e-100, 1e\+100\], got "
+                                         r"-\d\.0$"):
+        riskcalc.clients_limit("rtfa", gamma=[0.5, 0.5], r=[1, 1], sigma=[1, 1], lam=lam)
