@@ -62,6 +62,7 @@ def guard(fn, origin: str, what: str, check=None):
             raise PluginError(f"{origin}: {what} returned {problem}")
         return out
     guarded.__wrapped__ = fn
+    guarded.origin = origin     # named by the checks of its caller (riskcalc.linear.limits)
     return guarded
 
 

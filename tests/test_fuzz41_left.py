@@ -146,3 +146,40 @@ def test_clients_limit_states_limits_range_of_lam(lam):
     with pytest.raises(ValueError, match=r"^lam must be 0 or lie in \[1e-100, 1e\+100\], got "
                                          r"-\d\.0$"):
         riskcalc.clients_limit("rtfa", gamma=[0.5, 0.5], r=[1, 1], sigma=[1, 1], lam=lam)
+
+
+def _plugin(tmp_path, name, returned):
+    """A plugin file registering method ``name`` whose limit returns ``returned`` (an
+    expression of b = 1 and v = 0.5, arrays of the parameters' shape)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"import numpy as np, riskcalc\ndef limit(spec, route):\n"
+                    f"    b = np.ones(np.shape(spec.gamma)); v = b / 2\n    return {returned}\n"
+                    f"riskcalc.register_method(riskcalc.Method({name!r}, 'x', 'r', None, "
+                    "True, 'x', limit))\n")
+    return path
+
+
+def _predict_plugin(path, name, capsys):
+    import riskcalc
+
+    try:
+        return run_cli(["--plugin", path, "predict", name, "--gamma", "2", "--r", "1",
+                        "--sigma", "0.5"], capsys)
+    finally:
+        if name in riskcalc.METHODS:
+            riskcalc.unregister_method(name)
+
+
+def test_every_check_of_a_plugin_limit_names_the_plugin(tmp_path, capsys, monkeypatch):
+    """F8: a plugin's limit returning a bias of the wrong shape (or of text, a masked array)
+    was refused as "the limit of method M returned bias of shape (1,), ...", naming the
+    method but not the plugin file (the boundary's own checks name it): every check of
+    ``limits._registered`` now names it."""
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = _plugin(tmp_path, "fz41shape", "(np.atleast_1d(b), np.atleast_1d(v))")
+    code, out, err = _predict_plugin(path, "fz41shape", capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: plugin {path.resolve()}: the limit of method fz41shape "
+                          "returned bias of shape (1,), expected")
