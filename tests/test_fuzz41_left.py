@@ -183,3 +183,17 @@ def test_every_check_of_a_plugin_limit_names_the_plugin(tmp_path, capsys, monkey
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"error: plugin {path.resolve()}: the limit of method fz41shape "
                           "returned bias of shape (1,), expected")
+
+
+def test_a_plugin_limit_whose_risk_is_past_the_floats_is_refused(tmp_path, capsys,
+                                                                 monkeypatch):
+    """F9: a plugin's limit returning bias 1e308 and variance 1e308 (each finite) printed
+    "risk inf" (``--json``: "risk": null) as a result; the sum past the floats is refused."""
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = _plugin(tmp_path, "fz41big", "(b * 1e308, v * 2 * 1e308)")
+    code, out, err = _predict_plugin(path, "fz41big", capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert ("fz41big returned bias 1e+308 and variance 1e+308, whose sum, the risk, is past "
+            "the floats") in err

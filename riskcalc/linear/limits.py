@@ -266,7 +266,8 @@ def _registered(spec: ClientSpec, route: str, shape):
     """The (bias, variance) of a method added by ``riskcalc.register_method``, checked for
     shape and sign so that a faulty plugin fails here rather than downstream: real numbers
     (a float cast read "0.1" and True as numbers; complex values and None were TypeErrors).
-    Messages name a plugin's file (``riskcalc.plugins.guard``'s ``origin``)."""
+    Messages name a plugin's file (``riskcalc.plugins.guard``'s ``origin``), and refuse a
+    bias and variance whose sum, the risk, is past the floats."""
     out = spec.info.limit(spec, route)
     origin = getattr(spec.info.limit, "origin", None)
     who = (f"{origin}: " if origin else "") + f"the limit of method {spec.method}"
@@ -294,6 +295,13 @@ def _registered(spec: ClientSpec, route: str, shape):
             what = (f"a non-finite {name}" if not np.all(np.isfinite(v)) else
                     f"a negative {name} ({np.min(v):.6g}), expected a number >= 0")
             raise ValueError(f"{who} returned {what}")
+    with np.errstate(over="ignore"):
+        risk = bias + var
+    if not np.all(np.isfinite(risk)):
+        # printed: risk inf (null in JSON) by a finite bias and variance (fuzz41 left F9)
+        k = np.flatnonzero(~np.isfinite(risk))[0]
+        raise ValueError(f"{who} returned bias {bias.flat[k]:.6g} and variance "
+                         f"{var.flat[k]:.6g}, whose sum, the risk, is past the floats")
     return bias, var
 
 
