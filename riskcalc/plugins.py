@@ -28,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc._files import unreadable, user_path
+from riskcalc.errors import Stop
 from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
@@ -52,9 +53,10 @@ def guard(fn, origin: str, what: str, check=None):
         try:
             out = fn(*args, **kwargs)
             problem = check(out) if check is not None else None
-        except (KeyboardInterrupt, PluginError):
+        except (KeyboardInterrupt, Stop, PluginError):
             # A PluginError already names its plugin: wrapped again at every level, a limit
-            # that recursed into itself gave a 12,575-character message (fuzz40 api F7).
+            # that recursed into itself gave a 12,575-character message (fuzz40 api F7). A
+            # deadline (Stop) is no failure of the plugin: "limit raised OutOfTime" (F10).
             raise
         except BaseException as exc:   # noqa: B036  SystemExit of user code included
             raise PluginError(f"{origin}: {what} raised {type(exc).__name__}: {exc}") from None
@@ -125,7 +127,7 @@ def _run_plugin(origin: str, body) -> None:
     before = {id(r): set(r) for r, _, _ in _REGISTRIES}
     try:
         body()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stop):
         raise
     except BaseException as exc:   # noqa: B036  any failure of user code, SystemExit too
         raise PluginError(f"{origin}: {type(exc).__name__}: {exc}") from None

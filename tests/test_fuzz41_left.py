@@ -197,3 +197,20 @@ def test_a_plugin_limit_whose_risk_is_past_the_floats_is_refused(tmp_path, capsy
     assert code == 2 and out == "" and err.count("\n") == 1
     assert ("fz41big returned bias 1e+308 and variance 1e+308, whose sum, the risk, is past "
             "the floats") in err
+
+
+def test_the_deadline_is_no_failure_of_a_plugin():
+    """F10: ``--max-minutes`` passing inside a plugin's limit (a slow one) was reported as the
+    plugin's failure, "plugin P: method M: limit raised OutOfTime: stopped at the
+    --max-minutes limit" (the plugin boundary caught every BaseException); the deadline
+    (``riskcalc.errors.Stop``) now passes through, to the command's own message."""
+    from riskcalc import plugins
+    from riskcalc.cli.shared.guards import OutOfTime
+
+    def slow():
+        raise OutOfTime("stopped at the --max-minutes limit (3 s)")
+
+    with pytest.raises(OutOfTime):
+        plugins.guard(slow, "plugin p.py", "method m: limit")()
+    with pytest.raises(OutOfTime):
+        plugins._run_plugin("plugin p.py", slow)
