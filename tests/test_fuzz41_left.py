@@ -214,3 +214,35 @@ def test_the_deadline_is_no_failure_of_a_plugin():
         plugins.guard(slow, "plugin p.py", "method m: limit")()
     with pytest.raises(OutOfTime):
         plugins._run_plugin("plugin p.py", slow)
+
+
+def test_an_estimator_of_the_wrong_shape_names_the_plugin(tmp_path, capsys, monkeypatch):
+    """F11: a plugin estimator's personal_filter (or global_weight) returning an array not of
+    mu's shape (3 values for 5 eigenvalues, or a scalar) failed later as "error: matmul:
+    Input operand 1 has a mismatch in its core dimension 0, ...", naming neither the plugin
+    nor the filter; the boundary now checks the shape."""
+    import montecarlo
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / "fz41est.py"
+    path.write_text(
+        "import numpy as np, riskcalc\n"
+        "from montecarlo.linear.estimators import Estimator, fedavg_weight, register_estimator\n"
+        "def limit(spec, route):\n    b = np.ones(np.shape(spec.gamma))\n    return b, b\n"
+        "riskcalc.register_method(riskcalc.Method('fz41est', 'x', 'r', None, True, 'x', "
+        "limit))\nregister_estimator(Estimator('fz41est', fedavg_weight, False, True, False, "
+        "True, 'x', personal_filter=lambda mu, t: np.ones(3)))\n")
+    try:
+        code, out, err = run_cli(["--plugin", path, "compare", "fz41est", "--gamma", "2",
+                                  "--r", "1", "--sigma", "0.5", "--d", "10", "--reps", "2",
+                                  "--no-progress"], capsys)
+    finally:
+        for registry, drop in ((riskcalc.METHODS, riskcalc.unregister_method),
+                               (montecarlo.ESTIMATORS, montecarlo.unregister_estimator)):
+            if "fz41est" in registry:
+                drop("fz41est")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert (f"plugin {path.resolve()}: estimator fz41est: personal_filter returned shape "
+            "(3,), expected mu's shape (5,) (one value per eigenvalue)") in err
