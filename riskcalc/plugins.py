@@ -202,7 +202,11 @@ def load(files) -> None:
     if isinstance(files, (str, bytes, os.PathLike)):
         raise PluginError(f"plugins.load takes a list of plugin files, got one path "
                           f"{files!r:.60}: write load([path])")
-    files = list(files)         # a generator was spent before ENV recorded it
+    try:
+        files = list(files)     # a generator was spent before ENV recorded it
+    except TypeError:           # None: "'NoneType' object is not iterable" (fuzz41 left F12)
+        raise PluginError(f"plugins.load takes a list of plugin files, got "
+                          f"{type(files).__name__} {files!r:.60}") from None
     load_entry_points()
     for path in files:
         load_plugin(path)

@@ -246,3 +246,14 @@ def test_an_estimator_of_the_wrong_shape_names_the_plugin(tmp_path, capsys, monk
     assert code == 2 and out == "" and err.count("\n") == 1
     assert (f"plugin {path.resolve()}: estimator fz41est: personal_filter returned shape "
             "(3,), expected mu's shape (5,) (one value per eigenvalue)") in err
+
+
+@pytest.mark.parametrize("files", [None, 5])
+def test_plugins_load_of_no_list_is_a_plugin_error(files):
+    """F12: ``riskcalc.plugins.load(None)`` (or a number) raised TypeError "'NoneType' object
+    is not iterable"; it is now the PluginError (a ValueError) that one path gets."""
+    from riskcalc import plugins
+
+    with pytest.raises(plugins.PluginError, match="^plugins.load takes a list of plugin "
+                                                  f"files, got {type(files).__name__} "):
+        plugins.load(files)
