@@ -257,3 +257,11 @@ def test_plugins_load_of_no_list_is_a_plugin_error(files):
     with pytest.raises(plugins.PluginError, match="^plugins.load takes a list of plugin "
                                                   f"files, got {type(files).__name__} "):
         plugins.load(files)
+
+
+def test_figures_all_with_ids_says_not_both(capsys):
+    """F13: ``figures --all p000-fig1 --out DIR`` was refused as "give figure ids or --all
+    (or --list)", as if neither were given; it now says not both."""
+    code, out, err = run_cli(["figures", "--all", "p000-fig1", "--out", "x"], capsys)
+    assert code == 2 and err == ("error: give figure ids or --all (or --list), not both "
+                                 "(--all and p000-fig1)\n")

@@ -79,7 +79,9 @@ def run(args) -> int:
             print(f"  {name}: {why}")
         return 0
     if args.all == bool(args.ids):
-        raise ValueError("give figure ids or --all (or --list)")
+        # both given was told "give figure ids or --all" too (fuzz41 left F13)
+        raise ValueError("give figure ids or --all (or --list)" + (
+            f", not both (--all and {args.ids[0]})" if args.all else ""))
     ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # a bad id first (was: "--out DIR is required", then this)
