@@ -265,3 +265,10 @@ def test_figures_all_with_ids_says_not_both(capsys):
     code, out, err = run_cli(["figures", "--all", "p000-fig1", "--out", "x"], capsys)
     assert code == 2 and err == ("error: give figure ids or --all (or --list), not both "
                                  "(--all and p000-fig1)\n")
+
+
+def test_figures_empty_out_is_named_empty(capsys):
+    """F14: ``figures ID --out ""`` said "--out DIR is required to build figures" though it
+    was given; now that its name is empty (as the other options of a path say)."""
+    code, out, err = run_cli(["figures", "p000-fig1", "--out", ""], capsys)
+    assert code == 2 and err == "error: --out needs a folder name, got an empty one\n"

@@ -85,8 +85,9 @@ def run(args) -> int:
     ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # a bad id first (was: "--out DIR is required", then this)
-    if not args.out:
-        raise ValueError("--out DIR is required to build figures")
+    if not args.out:    # --out "" was told "--out DIR is required" (fuzz41 left F14)
+        raise ValueError("--out DIR is required to build figures" if args.out is None else
+                         "--out needs a folder name, got an empty one")
     from figures.core import image_formats
     from figures.install import check_targets, set_files
 
