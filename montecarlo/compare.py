@@ -72,11 +72,10 @@ def as_setting(setting, where: str) -> Setting:
 
 def federation_unused(setting: Setting, method: str) -> None:
     """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17), and
-    for its federated global model with a ``method`` that uses none (a local baseline: taken
-    silently by ``compare`` and ``sweep``, refused by ``compare_method``; fuzz41 left F6)."""
+    its federated model for a ``method`` that uses none (was taken: fuzz41 left F6)."""
     if setting.global_model == "federated":
         unused_options(method, "federated", [], student_t=True)
-    if setting.global_model == "oracle":
+    elif setting.global_model == "oracle":
         unused_options("", "oracle", [
             k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
             [] if setting.weights == "samples" else ["weights"]), student_t=True)

@@ -252,9 +252,10 @@ def client_spectra(spectra, d, m: int):
 def from_clients(clients, d=None, spectrum=None) -> Federation:
     """A Federation from a list of client dicts with keys ``gamma`` (or ``n`` with ``d``),
     ``r``, ``sigma`` and optionally ``rho`` and ``spectrum`` (a SPEC string or Spectrum);
-    ``spectrum`` applies to the clients that give none. The labels a federation file's client
-    may carry (``name``, ``id``, ``se``) are ignored, as the file's linear readers do. Different SPECs are covariate shift
-    (``Federation.spectra``, with ``d``, which also turns n into gamma = d / n)."""
+    ``spectrum`` applies to the clients that give none. Different SPECs are covariate shift
+    (``Federation.spectra``, with ``d``, which also turns n into gamma = d / n). The labels a
+    federation file's client may carry (``name``, ``id``, ``se``) are ignored, as the file's
+    linear readers do."""
     if not isinstance(clients, (list, tuple)) or not all(isinstance(c, dict) for c in clients):
         raise ValueError('the federation must be a list of client objects {"gamma": G, "r": R, '
                          '"sigma": S}')
