@@ -70,9 +70,12 @@ def as_setting(setting, where: str) -> Setting:
     return setting
 
 
-def federation_unused(setting: Setting) -> None:
-    """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17)."""
-    if setting.global_model == "oracle":
+def federation_unused(setting: Setting, method: str) -> None:
+    """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17), and
+    its federated model for a ``method`` that uses none (was taken: fuzz41 left F6)."""
+    if setting.global_model == "federated":
+        unused_options(method, "federated", [], student_t=True)
+    elif setting.global_model == "oracle":
         unused_options("", "oracle", [
             k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
             [] if setting.weights == "samples" else ["weights"]), student_t=True)
@@ -217,7 +220,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     """
     kind = measure_keyword(measure, kind)
     spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
-    federation_unused(setting)
+    federation_unused(setting, spec.method)
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)

@@ -208,7 +208,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
 def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
           steps, step_size) -> dict:
     """The checked grid of one setting and its replicate tasks (nothing predicted)."""
-    federation_unused(as_setting(setting, "sweep"))
+    federation_unused(as_setting(setting, "sweep"), method)
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)

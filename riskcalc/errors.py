@@ -19,3 +19,9 @@ class IllConditioned(SolverError):
     """The equations have their root, but at these inputs double precision cannot resolve it
     to the risks' accuracy (an ill-conditioned Jacobian): refused rather than answered with
     silently wrong digits. ``riskcalc.advise`` skips a pipeline refused this way, saying why."""
+
+
+class Stop(BaseException):
+    """Control flow, like KeyboardInterrupt: a deadline that stops the work in flight (the
+    command line's ``OutOfTime``). No boundary that turns failures into errors (the plugin
+    boundary, ``riskcalc.plugins.guard``) may take it for a failure of the code it stopped."""

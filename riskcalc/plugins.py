@@ -28,11 +28,16 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc._files import unreadable, user_path
+from riskcalc.errors import Stop
 from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
 ENV = "FEDRISK_PLUGINS"
+#: The process id of the one that called ``load``: its workers defer a plugin's failure.
+ENV_PID = ENV + "_PID"
 _LOADED: set = set()
+#: A worker's deferred plugin failure (``load_from_env``), raised by ``check_worker``.
+_DEFERRED: list = []
 
 
 class PluginError(ValueError):
@@ -48,9 +53,10 @@ def guard(fn, origin: str, what: str, check=None):
         try:
             out = fn(*args, **kwargs)
             problem = check(out) if check is not None else None
-        except (KeyboardInterrupt, PluginError):
+        except (KeyboardInterrupt, Stop, PluginError):
             # A PluginError already names its plugin: wrapped again at every level, a limit
-            # that recursed into itself gave a 12,575-character message (fuzz40 api F7).
+            # that recursed into itself gave a 12,575-character message (fuzz40 api F7). A
+            # deadline (Stop) is no failure of the plugin: "limit raised OutOfTime" (F10).
             raise
         except BaseException as exc:   # noqa: B036  SystemExit of user code included
             raise PluginError(f"{origin}: {what} raised {type(exc).__name__}: {exc}") from None
@@ -58,6 +64,7 @@ def guard(fn, origin: str, what: str, check=None):
             raise PluginError(f"{origin}: {what} returned {problem}")
         return out
     guarded.__wrapped__ = fn
+    guarded.origin = origin     # named by the checks of its caller (riskcalc.linear.limits)
     return guarded
 
 
@@ -86,11 +93,22 @@ def finite_arrays(out, count=None):
     return None
 
 
+def _limit_problem(out):
+    """None if ``out`` is a (bias, variance) pair of finite arrays >= 0, else what is wrong
+    (a negative one named: the limit checks' "a non-finite or negative bias" named neither
+    the plugin nor which of the two, fuzz41 left F3)."""
+    problem = finite_arrays(out, 2)
+    for name, part in zip(("bias", "variance"), () if problem else out):
+        if np.any(np.asarray(part) < 0):
+            return f"a negative {name} ({np.min(part):.6g}), expected a number >= 0"
+    return problem
+
+
 def _guard_method(method, origin):
     if method.limit is None:
         return method
     return replace(method, limit=guard(method.limit, origin, f"method {method.name}: limit",
-                                       lambda out: finite_arrays(out, 2)))
+                                       _limit_problem))
 
 
 #: Registries behind the boundary: [registry dict, wrap(entry, origin), keys when added].
@@ -109,7 +127,7 @@ def _run_plugin(origin: str, body) -> None:
     before = {id(r): set(r) for r, _, _ in _REGISTRIES}
     try:
         body()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stop):
         raise
     except BaseException as exc:   # noqa: B036  any failure of user code, SystemExit too
         raise PluginError(f"{origin}: {type(exc).__name__}: {exc}") from None
@@ -184,7 +202,11 @@ def load(files) -> None:
     if isinstance(files, (str, bytes, os.PathLike)):
         raise PluginError(f"plugins.load takes a list of plugin files, got one path "
                           f"{files!r:.60}: write load([path])")
-    files = list(files)         # a generator was spent before ENV recorded it
+    try:
+        files = list(files)     # a generator was spent before ENV recorded it
+    except TypeError:           # None: "'NoneType' object is not iterable" (fuzz41 left F12)
+        raise PluginError(f"plugins.load takes a list of plugin files, got "
+                          f"{type(files).__name__} {files!r:.60}") from None
     load_entry_points()
     for path in files:
         load_plugin(path)
@@ -194,14 +216,30 @@ def load(files) -> None:
     # absolute path never starts with "[").
     os.environ[ENV] = (json.dumps(paths) if any(os.pathsep in p for p in paths)
                        else os.pathsep.join(paths))
+    os.environ[ENV_PID] = str(os.getpid())
 
 
 def load_from_env() -> None:
-    """In a process started by one that called ``load``: load the same plugins."""
+    """In a process started by one that called ``load``: load the same plugins. A failure
+    there (a plugin that fails only in a worker) is deferred to ``check_worker``."""
     files = os.environ.get(ENV)
     if files is None:
         return
-    load_entry_points()
-    for path in (json.loads(files) if files.startswith("[")
-                 else filter(None, files.split(os.pathsep))):
-        load_plugin(path)
+    try:
+        load_entry_points()
+        for path in (json.loads(files) if files.startswith("[")
+                     else filter(None, files.split(os.pathsep))):
+            load_plugin(path)
+    except PluginError as exc:
+        if os.environ.get(ENV_PID, str(os.getpid())) == str(os.getpid()):
+            raise
+        # Raised at import (montecarlo's), it killed every worker: TerminatedWorkerError, a
+        # traceback and exit 1 from ``compare --jobs 2`` (fuzz41 left F2).
+        _DEFERRED[:] = [PluginError(f"{exc} (in a worker process; it loaded in the main "
+                                    "one)")]
+
+
+def check_worker() -> None:
+    """Raise the plugin failure ``load_from_env`` deferred in this worker process, if any."""
+    if _DEFERRED:
+        raise _DEFERRED[0]

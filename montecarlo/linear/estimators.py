@@ -151,11 +151,24 @@ def guard_estimator(estimator: Estimator, origin: str) -> Estimator:
     naming ``origin`` (the plugin) and the method."""
     from dataclasses import replace
 
-    from riskcalc.plugins import finite_arrays, guard
+    from riskcalc.plugins import PluginError, finite_arrays, guard
 
     def wrap(fn, what):
-        return None if fn is None else guard(fn, origin, f"estimator {estimator.name}: {what}",
-                                             finite_arrays)
+        if fn is None:
+            return None
+        where = f"{origin}: estimator {estimator.name}: {what}"
+        guarded = guard(fn, origin, f"estimator {estimator.name}: {what}", finite_arrays)
+
+        def shaped(mu, *args, **kwargs):
+            # One value per eigenvalue mu: another shape failed later as "matmul: Input
+            # operand 1 has a mismatch in its core dimension 0" (fuzz41 left F11).
+            out = guarded(mu, *args, **kwargs)
+            if np.shape(out) != np.shape(mu):
+                raise PluginError(f"{where} returned shape {np.shape(out)}, expected mu's "
+                                  f"shape {np.shape(mu)} (one value per eigenvalue)")
+            return out
+        shaped.__wrapped__ = guarded    # inspect.unwrap: the plugin's source keys its cache
+        return shaped
     return replace(estimator, global_weight=wrap(estimator.global_weight, "global_weight"),
                    personal_filter=wrap(estimator.personal_filter, "personal_filter"))
 

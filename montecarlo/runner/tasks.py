@@ -39,6 +39,7 @@ from montecarlo.runner.budget import cores
 from montecarlo.runner.dask_backend import _DaskBackend
 from montecarlo.runner.threads import small_blas
 from riskcalc._validate import flag, path, positive_int
+from riskcalc.plugins import check_worker
 
 
 def task_key(task: dict) -> str:
@@ -288,6 +289,7 @@ def _indexed(fn, i, task):
     # Warnings are recorded and handed to the parent with the result (``_rewarn``): a worker
     # writing them to the terminal itself would put them ahead of the command's output or
     # error line.
+    check_worker()              # a plugin that failed to load in this worker
     with small_blas(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fn(task)

@@ -23,6 +23,8 @@ from riskcalc.linear.engine.joint_spectrum import d_if_used, joint_spectrum
 from riskcalc.spectrum import Spectrum, as_spectrum, spec_key
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
+#: A federation file's client labels, no part of the model (``FederationFile.notes``).
+LABEL_KEYS = ("name", "id", "se")
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,7 +253,9 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
     """A Federation from a list of client dicts with keys ``gamma`` (or ``n`` with ``d``),
     ``r``, ``sigma`` and optionally ``rho`` and ``spectrum`` (a SPEC string or Spectrum);
     ``spectrum`` applies to the clients that give none. Different SPECs are covariate shift
-    (``Federation.spectra``, with ``d``, which also turns n into gamma = d / n)."""
+    (``Federation.spectra``, with ``d``, which also turns n into gamma = d / n). The labels a
+    federation file's client may carry (``name``, ``id``, ``se``) are ignored, as the file's
+    linear readers do."""
     if not isinstance(clients, (list, tuple)) or not all(isinstance(c, dict) for c in clients):
         raise ValueError('the federation must be a list of client objects {"gamma": G, "r": R, '
                          '"sigma": S}')
@@ -269,11 +273,15 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
     default_spectrum_used(clients, spectrum, "every client", "spectrum")
     gam = []
     for k, c in enumerate(clients):
-        extra = sorted(set(c) - set(CLIENT_KEYS))
+        extra = sorted(set(c) - set(CLIENT_KEYS) - set(LABEL_KEYS), key=str)
+        if extra:
+            # was: "must have r, sigma ...; got gamma, name, r, sigma" (the key not named)
+            raise ValueError(f"client {k}: unknown key {', '.join(map(repr, extra))} (client "
+                             f"keys: {', '.join(CLIENT_KEYS + LABEL_KEYS)})")
         missing = [key for key in ("r", "sigma") if key not in c]
-        if extra or missing or (("gamma" in c) == ("n" in c)):
+        if missing or (("gamma" in c) == ("n" in c)):
             raise ValueError(f"client {k} must have r, sigma and one of gamma, n (optionally "
-                             f"rho, spectrum); got {', '.join(sorted(c)) or 'no keys'}")
+                             f"rho, spectrum); got {', '.join(sorted(c, key=str)) or 'no keys'}")
         if "n" in c:
             if d is None:
                 raise ValueError(f"client {k} gives n: give d (--d) to turn it into gamma = d/n")

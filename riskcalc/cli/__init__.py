@@ -16,7 +16,7 @@ import sys
 from riskcalc._files import user_path
 from riskcalc._text import Overflow, Underflow, decimal, integer
 from riskcalc._version import __version__
-from riskcalc.cli.shared import guards
+from riskcalc.cli.shared import guards, outputs
 from riskcalc.errors import SolverError
 
 # Subcommands, in the order ``riskcalc --help`` lists them, with their one-line help. Each lives
@@ -249,6 +249,7 @@ def _run(argv: list) -> int:
             setattr(args, dest, user_path(getattr(args, dest)))
     args.plugin = files     # inputs as well: no output may be written over them (not_an_input)
     try:
+        outputs.no_stdin(args)
         with guards.no_warnings_first():
             return args.func(args) or 0
     except BrokenPipeError:

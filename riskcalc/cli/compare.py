@@ -148,7 +148,8 @@ def _run(args) -> int:
     sim = out["simulated"]
     print(f"{info.title} ({spec.method}); {info.reference}")
     print(guards.params_line(out["params"]))
-    glob = (f"federated global model over {setting.clients} clients"
+    glob = (f"federated global model over {setting.clients} client"
+            f"{'s' if setting.clients > 1 else ''}"
             if setting.global_model == "federated" else "oracle global model")
     steps = "" if args.steps is None else f", {args.steps} personalization steps"
     print(f"  simulation: d = {sim['d']} (n = {sim['n']}), {sim['reps']} replicates, seed "

@@ -23,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from riskcalc._validate import seed_integer
 from riskcalc.cli import COMMANDS
 from riskcalc.cli.shared import guards
 from riskcalc.cli.shared.outputs import make_folder
@@ -66,6 +67,7 @@ def run(args) -> int:
     if args.list:
         # --list only prints: ids or a build option given with it built nothing, silently.
         guards.listing(args, (), "the figures", args.ids)
+    seed_integer("--seed", args.seed)       # was "seed must be ...", the library's name
     import figures
 
     registry = figures.load_all()
@@ -77,12 +79,15 @@ def run(args) -> int:
             print(f"  {name}: {why}")
         return 0
     if args.all == bool(args.ids):
-        raise ValueError("give figure ids or --all (or --list)")
+        # both given was told "give figure ids or --all" too (fuzz41 left F13)
+        raise ValueError("give figure ids or --all (or --list)" + (
+            f", not both (--all and {args.ids[0]})" if args.all else ""))
     ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # a bad id first (was: "--out DIR is required", then this)
-    if not args.out:
-        raise ValueError("--out DIR is required to build figures")
+    if not args.out:    # --out "" was told "--out DIR is required" (fuzz41 left F14)
+        raise ValueError("--out DIR is required to build figures" if args.out is None else
+                         "--out needs a folder name, got an empty one")
     from figures.core import image_formats
     from figures.install import check_targets, set_files
 

@@ -266,10 +266,14 @@ def _check_finite(route, bias, var, penalty) -> None:
 def _registered(spec: ClientSpec, route: str, shape):
     """The (bias, variance) of a method added by ``riskcalc.register_method``, checked for
     shape and sign so that a faulty plugin fails here rather than downstream: real numbers
-    (a float cast read "0.1" and True as numbers; complex values and None were TypeErrors)."""
+    (a float cast read "0.1" and True as numbers; complex values and None were TypeErrors).
+    Messages name a plugin's file (``riskcalc.plugins.guard``'s ``origin``), and refuse a
+    bias and variance whose sum, the risk, is past the floats."""
     out = spec.info.limit(spec, route)
+    origin = getattr(spec.info.limit, "origin", None)
+    who = (f"{origin}: " if origin else "") + f"the limit of method {spec.method}"
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise ValueError(f"the limit of method {spec.method} returned {type(out).__name__}"
+        raise ValueError(f"{who} returned {type(out).__name__}"
                          f"{f' of {len(out)}' if isinstance(out, (tuple, list)) else ''}, "
                          "expected (bias, variance)")
     for name, v in zip(("bias", "variance"), out):
@@ -278,19 +282,27 @@ def _registered(spec: ClientSpec, route: str, shape):
         except (TypeError, ValueError):         # a ragged list
             dtype = np.dtype(object)
         if dtype.kind not in "iuf":
-            raise ValueError(f"the limit of method {spec.method} returned {name} {v!r:.40} of "
+            raise ValueError(f"{who} returned {name} {v!r:.40} of "
                              f"dtype {dtype}, expected real numbers")
         if np.ma.is_masked(v):      # asarray read the masked entries' data (fuzz40 api F8)
-            raise ValueError(f"the limit of method {spec.method} returned a masked {name}: "
+            raise ValueError(f"{who} returned a masked {name}: "
                              "its masked entries are no numbers")
     bias, var = (np.asarray(v, dtype=float) for v in out)
     for name, v in (("bias", bias), ("variance", var)):
         if v.shape != shape:
-            raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
+            raise ValueError(f"{who} returned {name} of shape "
                              f"{v.shape}, expected the parameters' broadcast shape {shape}")
         if not np.all(np.isfinite(v)) or np.any(v < 0):
-            raise ValueError(f"the limit of method {spec.method} returned a non-finite or "
-                             f"negative {name}")
+            what = (f"a non-finite {name}" if not np.all(np.isfinite(v)) else
+                    f"a negative {name} ({np.min(v):.6g}), expected a number >= 0")
+            raise ValueError(f"{who} returned {what}")
+    with np.errstate(over="ignore"):
+        risk = bias + var
+    if not np.all(np.isfinite(risk)):
+        # printed: risk inf (null in JSON) by a finite bias and variance (fuzz41 left F9)
+        k = np.flatnonzero(~np.isfinite(risk))[0]
+        raise ValueError(f"{who} returned bias {bias.flat[k]:.6g} and variance "
+                         f"{var.flat[k]:.6g}, whose sum, the risk, is past the floats")
     return bias, var
 
 

@@ -126,7 +126,8 @@ def run(args, prob, *, limit, header, max_seconds) -> int:
     header(pred, prob)
     where = ("centre 0 (local ridge uses the target's data only)"
              if prob["method"] == "local_ridge" else
-             f"FedAvg's exact global model over {prob['clients']} clients (global_lam "
+             f"FedAvg's exact global model over {prob['clients']} client"
+             f"{'s' if prob['clients'] > 1 else ''} (global_lam "
              f"{prob['global_lam']:g}, {prob['weights']} weights)" if prob["federated"]
              else f"{prob['centre']} centre")
     print(f"  simulation: d = {d} (n = {n}), {reps} replicates, seed {args.seed}, "

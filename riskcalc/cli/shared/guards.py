@@ -25,6 +25,7 @@ import warnings
 from contextlib import contextmanager
 
 from riskcalc.logistic.work import MAX_SECONDS as LOGISTIC_SECONDS
+from riskcalc.errors import Stop
 
 
 def jsonable(obj):
@@ -252,12 +253,13 @@ def working(what: str):
 MAX_TIMER = 365 * 86400.0
 
 
-class OutOfTime(BaseException):
+class OutOfTime(Stop):
     """The ``--max-minutes`` limit passed while a command ran (``time_limit``).
 
-    A BaseException, like KeyboardInterrupt: no ``except Exception`` of the work it stops may
-    take it for a failure of that work (a paper check reported as failing), and joblib stops
-    its workers on it as on a Ctrl-C. Its message says what the command kept.
+    A BaseException (``riskcalc.errors.Stop``), like KeyboardInterrupt: no ``except Exception``
+    of the work it stops, nor the plugin boundary, may take it for a failure of that work (a
+    paper check reported as failing; "limit raised OutOfTime"), and joblib stops its workers
+    on it as on a Ctrl-C. Its message says what the command kept.
     """
 
 

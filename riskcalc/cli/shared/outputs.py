@@ -113,6 +113,24 @@ def make_folder(path, option: str) -> None:
         raise ValueError(f"{option} {path}: not writable")
 
 
+def no_stdin(args) -> None:
+    """Raise ValueError for an input file option given ``-``: no option reads standard input
+    by that name (``--data -`` said "no such file", ``--clients-file -`` "No such file or
+    directory", ``--spectrum file:-`` "does not exist"; fuzz41 left F4)."""
+    for dest in ("federation", "clients_file", "data"):
+        option = "--" + dest.replace("_", "-")
+        if str(getattr(args, dest, None)).strip() == "-":
+            raise ValueError(f"{option} -: give a file name ({option} reads a file, not "
+                             f"standard input; {option} /dev/stdin reads it)")
+    spectrum = getattr(args, "spectrum", None)
+    if isinstance(spectrum, str) and spectrum:
+        from riskcalc.spectrum import spec_kind
+
+        if spec_kind(spectrum) == ("file", "-"):
+            raise ValueError("--spectrum file:-: give a file name (a file: spectrum is read "
+                             "from a regular .npy or text file, not standard input)")
+
+
 def same_file(a, b) -> bool:
     """Whether the paths ``a`` and ``b`` name the same file (existing or not), through
     symbolic links: ``--out LINK`` to a ``--cache`` not yet written (a dangling link) passed,

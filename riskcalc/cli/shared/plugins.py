@@ -45,6 +45,9 @@ def load(argv: list, verb: str | None = None) -> list:
     for name in files:
         if not name.strip():    # was "plugin /work/dir: no such file", the working folder
             raise ValueError(f"{OPTION} needs a file name, got an empty one")
+        if name.strip() == "-":     # was "plugin /work/dir/-: no such file"
+            raise ValueError(f"{OPTION} -: give a Python file (.py) that registers methods "
+                             f"({OPTION} reads no standard input)")
         # riskcalc.plugins says "no such file" for any path that is not a file: /dev/zero
         # and a folder exist.
         if os.path.exists(name) and not os.path.isfile(name):

@@ -155,9 +155,10 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     vals = {k: np.broadcast_to(np.ravel(real(k, v, ndim=1)), (m,)) for k, v in raw.items()}
     gam = parameter("gamma", vals["gamma"])
     sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
-    lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
     if info.tuning == "lam":
-        check_lam(lam_arr)
+        # limit()'s one range (lam = -1 was told "[0, inf)" here; fuzz41 left F7)
+        check_lam(vals["lam"])
+    lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
     p = np.zeros(m) if named else client_weight_vector(weights, m)
     # Identical clients form one group (a homogeneous federation costs one client's work).
     types = np.zeros(m) if joint is None else vals.pop("spectra")
