@@ -328,11 +328,8 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
                              "spectra; every client gives gamma): leave it out")
     if not ff.versioned:
         try:
-            # The schema's name, id and se describe the client and are read (and checked) as
-            # in the versioned object; the advice uses none of them (a bare list naming its
-            # clients was refused: 'client 0 must have r, sigma and one of gamma, n').
-            return from_clients([{k: v for k, v in c.items() if k in CLIENT_KEYS}
-                                 for c in ff.clients], d=d, spectrum=spectrum)
+            # from_clients ignores the labels name, id and se (fuzz41 advise F1, left F1).
+            return from_clients([dict(c) for c in ff.clients], d=d, spectrum=spectrum)
         except ValueError as exc:
             raise ValueError(f"{ff.where}: {exc}") from None
     if d is not None and ff.d is not None and d != ff.d:
