@@ -28,3 +28,15 @@ def test_f1_fedprox_minimizer_at_large_lam():
         wg, W = minimize(losses, "fedprox", lam)
         ref_g, ref_W = _stable_fedprox(losses, lam)
         assert np.max(abs(wg - ref_g)) < 1e-13 and np.max(abs(W - ref_W)) < 1e-13, lam
+
+
+def test_f2_fedprox_global_model_at_small_lam():
+    # F2: below lam ~ 1e-10 the envelope gradient lam (w_g - mean prox) was under the
+    # tolerance 1e-10 at the start 0, which was returned as the global model (0.9 from the mean
+    # of the local models at lam 1e-12); now held to tol lam, within 1e-13 of the stable route.
+    losses = quadratic_instance(m=3, d=4).train
+    for lam in (1e-12, 1e-300):
+        wg, W = minimize(losses, "fedprox", lam)
+        ref_g, ref_W = _stable_fedprox(losses, lam)
+        assert np.max(abs(wg - ref_g)) < 1e-13 and np.max(abs(W - ref_W)) < 1e-13, lam
+        assert np.max(abs(wg - W.mean(0))) < 1e-13
