@@ -1,6 +1,7 @@
 """Issue 32, fuzz41 (sim): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.problems import quadratic_instance
@@ -40,3 +41,17 @@ def test_f2_fedprox_global_model_at_small_lam():
         ref_g, ref_W = _stable_fedprox(losses, lam)
         assert np.max(abs(wg - ref_g)) < 1e-13 and np.max(abs(W - ref_W)) < 1e-13, lam
         assert np.max(abs(wg - W.mean(0))) < 1e-13
+
+
+def test_f3_theorem2_inner_steps_at_one_step_solves():
+    # F3: at lr mu_l = 1 (mu = L) Thm 2's K was 0 (log1p(-1) = -inf): bilevel FedProx took no
+    # inner step, never moved, and bilevel_rounds reported inf rounds against Cor. 1's 30.
+    from montecarlo.experiments.algorithms.fedprox import theorem2_inner_steps
+    from montecarlo.experiments.rates_rounds import bilevel_rounds
+    c = dict(mu=np.array(1.0), mu_l=np.array(2.0), L_g=np.array(0.5))
+    assert theorem2_inner_steps(c, 1.0, np.array(0.5), np.array(1.0)) == 1
+    out = bilevel_rounds([1.0], mu=1.0, d=3)
+    assert out["K"][0] == 1 and out["simulated"][0] <= out["corollary1"][0]
+    with pytest.raises(ValueError, match="inner_steps must be given when lr > 1/mu_l"):
+        theorem2_inner_steps(c, 1.0, np.array(0.6), np.array(1.0))
+
