@@ -55,3 +55,15 @@ def test_f3_theorem2_inner_steps_at_one_step_solves():
     with pytest.raises(ValueError, match="inner_steps must be given when lr > 1/mu_l"):
         theorem2_inner_steps(c, 1.0, np.array(0.6), np.array(1.0))
 
+
+def test_f4_crossover_checks_its_grid():
+    # F4: crossover interpolated a decreasing grid silently (2.0 for [4, 2, 1]), a shorter
+    # error list was numpy's broadcast error and a 2-d grid an IndexError.
+    from montecarlo.experiments.rates import crossover
+    assert crossover([1, 2, 4], [1, 2, 4], [2, 2, 2]) == pytest.approx(2.0)
+    for args, match in [(([4, 2, 1], [1, 2, 4], [2, 2, 2]), "r2 must be increasing"),
+                        (([1, 1, 4], [1, 3, 4], [2, 2, 2]), "r2 must be increasing"),
+                        (([1, 2, 4], [1, 2], [2, 2, 2]), "one value per r2 value"),
+                        (([[1, 2]], [[1, 3]], [[2, 2]]), "r2")]:
+        with pytest.raises(ValueError, match=match):
+            crossover(*args)
