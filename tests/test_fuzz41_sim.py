@@ -67,3 +67,14 @@ def test_f4_crossover_checks_its_grid():
                         (([[1, 2]], [[1, 3]], [[2, 2]]), "r2")]:
         with pytest.raises(ValueError, match=match):
             crossover(*args)
+
+
+def test_f5_rounds_instances_take_numbers():
+    # F5: aligned_quadratic(L=[1, 2]) and bilevel_rounds(lams=[[1.0]]) were float()'s TypeError
+    # "only 0-dimensional arrays can be converted to Python scalars".
+    from montecarlo.experiments.rates_rounds import aligned_quadratic, bilevel_rounds
+    for kwargs in (dict(L=[1, 2]), dict(mu=[0.1]), dict(R=[[1.0]])):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            aligned_quadratic(**kwargs)
+    with pytest.raises(ValueError, match="lams"):
+        bilevel_rounds([[1.0]])
