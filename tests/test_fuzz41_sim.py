@@ -5,6 +5,7 @@ import pytest
 
 from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.problems import quadratic_instance
+from tests.helpers import run_cli
 
 
 def _stable_fedprox(losses, lam):
@@ -78,3 +79,12 @@ def test_f5_rounds_instances_take_numbers():
             aligned_quadratic(**kwargs)
     with pytest.raises(ValueError, match="lams"):
         bilevel_rounds([[1.0]])
+
+
+def test_f6_simulate_target_list(capsys, tmp_path):
+    # F6: simulate --set target=[10] was a TypeError traceback (float() of a 1-d array).
+    out = tmp_path / "a.csv"
+    code, _, err = run_cli(["simulate", "paper001-fig2", "--out", out, "--set", "m=2",
+                            "--set", "d=2", "--set", "target=[10]", "--no-progress"], capsys)
+    assert code == 2 and err.startswith("error: target") and err.count("\n") == 1
+    assert not out.exists()
