@@ -88,3 +88,15 @@ def test_f6_simulate_target_list(capsys, tmp_path):
                             "--set", "d=2", "--set", "target=[10]", "--no-progress"], capsys)
     assert code == 2 and err.startswith("error: target") and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_f7_logistic_fedprox_minimizer_at_large_lam():
+    # F7: F1 on logistic clients: the tolerance 1e-14 lam left w_g 0.017 from the global
+    # minimizer at lam 1e12 and at its start 0 from lam 1e16 (paper004-synthetic with
+    # --set fedprox_0.5.lam=1e20 --set exact=true); now within 1e-12 of the lam -> inf limit.
+    from montecarlo.experiments.problems import paper004_instance
+    losses = paper004_instance(R=1.0, m=3, n=30, d=4, n_test=5, l2=0.01).train
+    glob, _ = minimize(losses, "global")
+    for lam in (1e12, 1e20, 1e100):
+        wg, W = minimize(losses, "fedprox", lam)
+        assert np.max(abs(wg - glob)) < 1e-12 and np.max(abs(W - glob)) < 1e-10, lam
