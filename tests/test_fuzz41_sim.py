@@ -100,3 +100,19 @@ def test_f7_logistic_fedprox_minimizer_at_large_lam():
     for lam in (1e12, 1e20, 1e100):
         wg, W = minimize(losses, "fedprox", lam)
         assert np.max(abs(wg - glob)) < 1e-12 and np.max(abs(W - glob)) < 1e-10, lam
+
+
+def test_f8_rounds_to_accuracy_factor_above_one():
+    # F8: rounds_to_accuracy (and apgd_rounds) took a factor in (0, 1], met at round 0 by any
+    # run, where simulate --set target refuses target <= 1.
+    from montecarlo.experiments.algorithms import ALGORITHMS
+    from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
+    from montecarlo.experiments.rates_rounds import apgd_rounds
+    inst = quadratic_instance(m=2, d=3)
+    tr = ALGORITHMS["apgd2"](inst, lam=1.0, iterations=3)
+    for factor in (1.0, 0.5):
+        with pytest.raises(ValueError, match=r"factor must lie in \(1, inf\)"):
+            rounds_to_accuracy(tr, exact_solution(tr, inst), factor)
+        with pytest.raises(ValueError, match=r"factor must lie in \(1, inf\)"):
+            apgd_rounds("apgd1", [1e3], [0.1], factor=factor, m=2, d=3)
+

@@ -120,7 +120,7 @@ def apgd_rounds(algorithm: str, lams, mus, *, instance: str = "aligned", m: int 
     m, d, L : int, int, float
         Clients, dimension, smoothness.
     factor : float
-        Required reduction of the distance.
+        Required reduction of the distance, > 1.
     max_iterations : int
         Rounds run at most; ``inf`` is reported when the target is not reached by then.
     reps : int
@@ -143,7 +143,7 @@ def apgd_rounds(algorithm: str, lams, mus, *, instance: str = "aligned", m: int 
         raise ValueError(f"instance must be 'aligned' or 'paper001', got {instance!r}")
     lams, mus = np.broadcast_arrays(as_array("lams", lams, low=0.0, low_open=True),
                                     as_array("mus", mus, low=0.0, low_open=True))
-    eps = float(positive("factor", factor)) ** -2
+    eps = float(as_array("factor", factor, low=1.0, low_open=True, ndim=0)) ** -2
     reps = positive_int("reps", reps)
     sim = []
     for (lam, mu), rep in itertools.product(zip(lams.ravel(), mus.ravel()), range(reps)):
