@@ -116,3 +116,10 @@ def test_f8_rounds_to_accuracy_factor_above_one():
         with pytest.raises(ValueError, match=r"factor must lie in \(1, inf\)"):
             apgd_rounds("apgd1", [1e3], [0.1], factor=factor, m=2, d=3)
 
+
+def test_f9_apgd2_mu_above_L():
+    # F9: apgd2(L=0.001, mu=0.01) ran with a negative momentum and the step 1/L, its iterates
+    # at 1e7 after 3 iterations, silently.
+    from montecarlo.experiments.algorithms import ALGORITHMS
+    with pytest.raises(ValueError, match="mu must be <= L"):
+        ALGORITHMS["apgd2"](quadratic_instance(m=2, d=3), lam=1.0, L=0.001, mu=0.01)
