@@ -123,3 +123,12 @@ def test_f9_apgd2_mu_above_L():
     from montecarlo.experiments.algorithms import ALGORITHMS
     with pytest.raises(ValueError, match="mu must be <= L"):
         ALGORITHMS["apgd2"](quadratic_instance(m=2, d=3), lam=1.0, L=0.001, mu=0.01)
+
+
+def test_f10_quadratic_minimizer_failure_names_the_scale(capsys, tmp_path):
+    # F10: paper001-fig2 at R = 1e8 blamed "l2 = 0 separable data ... set l2 > 0", a parameter
+    # the quadratic preset does not have; it now names the data's scale.
+    code, _, err = run_cli(["simulate", "paper001-fig2", "--out", tmp_path / "a.csv", "--set",
+                            "m=2", "--set", "d=2", "--set", "R=1e8", "--set", "*.iterations=2",
+                            "--no-progress"], capsys)
+    assert code == 2 and "labels' scale (R or noise" in err and "separable" not in err
