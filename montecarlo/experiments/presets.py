@@ -202,8 +202,9 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if key == "exact":
             spec["exact"] = _boolean(key, value)
         elif key == "target":
+            # ndim=0: target=[10] was float()'s TypeError traceback (fuzz41 sim F6).
             spec["target"] = None if value is None else float(as_array(
-                "target (the reduction factor)", value, low=1.0, low_open=True))
+                "target (the reduction factor)", value, low=1.0, low_open=True, ndim=0))
         elif "." in key:
             _set_hyper(spec, key, value)
         elif key == spec["grid"] and key not in builder_args:

@@ -325,8 +325,17 @@ def crossover(r2, fedavg_err, local_err) -> float:
     float
         ``nan`` when the curves do not cross on the grid.
     """
-    r2 = positive("r2", r2)
-    gap = np.log(positive("fedavg_err", fedavg_err)) - np.log(positive("local_err", local_err))
+    r2 = np.atleast_1d(positive("r2", r2, ndim=1))
+    errs = [np.atleast_1d(positive(k, v, ndim=1)) for k, v in (("fedavg_err", fedavg_err),
+                                                                 ("local_err", local_err))]
+    # Was: a decreasing grid interpolated silently, a shorter error list numpy's broadcast
+    # error, a 2-d grid an IndexError (fuzz41 sim F4).
+    if any(e.shape != r2.shape for e in errs):
+        raise ValueError(f"fedavg_err and local_err must have one value per r2 value "
+                         f"({r2.size}), got {errs[0].size} and {errs[1].size}")
+    if np.any(np.diff(r2) <= 0):
+        raise ValueError(f"r2 must be increasing, got {r2.tolist()}")
+    gap = np.log(errs[0]) - np.log(errs[1])
     above = np.flatnonzero(gap > 0)
     if above.size == 0 or above[0] == 0:
         return float("nan")

@@ -33,10 +33,11 @@ def aligned_quadratic(*, m: int = 4, d: int = 10, L: float = 1.0, mu: float = 1e
     condition number of the outer problem.
     """
     m, d = positive_int("m", m), positive_int("d", d)
-    L, mu = float(positive("L", L)), float(positive("mu", mu))
+    # ndim=0: a list was float()'s TypeError (L=[1, 2]; fuzz41 sim F5).
+    L, mu = float(positive("L", L, ndim=0)), float(positive("mu", mu, ndim=0))
     if mu > L:
         raise ValueError(f"mu must lie in (0, L] = (0, {L:g}], got {mu!r}")
-    R = float(nonnegative("R", R))
+    R = float(nonnegative("R", R, ndim=0))
     rng = replicate_rng(check_seed(seed), rep, 0)
     X = np.broadcast_to(np.sqrt(d) * np.diag(np.sqrt(np.geomspace(mu, L, d))), (m, d, d))
     w = rng.standard_normal(d) + R * rng.standard_normal((m, d)) / np.sqrt(d)
@@ -73,7 +74,7 @@ def bilevel_rounds(lams, *, m: int = 4, d: int = 10, L: float = 1.0, mu: float =
         ``lam``, ``simulated``, ``corollary1`` (Cor. 1's rounds), ``kappa_g``, ``K`` (inner
         steps used).
     """
-    lams = as_array("lams", lams, low=0.0, low_open=True)
+    lams = np.atleast_1d(as_array("lams", lams, low=0.0, low_open=True, ndim=1))
     eps = float(as_array("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True))
     losses = aligned_quadratic(m=m, d=d, L=L, mu=mu, seed=seed)
     factor = 1.0 / np.sqrt(eps)
@@ -119,7 +120,7 @@ def apgd_rounds(algorithm: str, lams, mus, *, instance: str = "aligned", m: int 
     m, d, L : int, int, float
         Clients, dimension, smoothness.
     factor : float
-        Required reduction of the distance.
+        Required reduction of the distance, > 1.
     max_iterations : int
         Rounds run at most; ``inf`` is reported when the target is not reached by then.
     reps : int
@@ -142,7 +143,7 @@ def apgd_rounds(algorithm: str, lams, mus, *, instance: str = "aligned", m: int 
         raise ValueError(f"instance must be 'aligned' or 'paper001', got {instance!r}")
     lams, mus = np.broadcast_arrays(as_array("lams", lams, low=0.0, low_open=True),
                                     as_array("mus", mus, low=0.0, low_open=True))
-    eps = float(positive("factor", factor)) ** -2
+    eps = float(as_array("factor", factor, low=1.0, low_open=True, ndim=0)) ** -2
     reps = positive_int("reps", reps)
     sim = []
     for (lam, mu), rep in itertools.product(zip(lams.ravel(), mus.ravel()), range(reps)):

@@ -124,8 +124,15 @@ def theorem2_inner_steps(c, lam, lr, global_lr):
     if np.any(gap <= 0):
         raise ValueError("inner_steps must be given when global_lr >= 1/L_g: paper 004 eq. (12) "
                          "has no finite solution there (see ERRATA in fedprox_bilevel)")
+    step = lr * c["mu_l"]
+    if np.any(step > 1):    # was: int(nan), "cannot convert float NaN to integer"
+        raise ValueError("inner_steps must be given when lr > 1/mu_l = 1/(mu + lam): paper 004 "
+                         "eq. (12) takes lr <= 1/L_l = 1/(L + lam)")
     need = np.log(gap ** 4 / (2.0 + 64.0 * (lam / c["mu"]) ** 2))
-    return int(np.max(np.ceil(need / np.log1p(-lr * c["mu_l"]))))
+    # At lr mu_l = 1 (mu = L, or lam past ~1e16 L) one step solves the inner problem: K = 1
+    # (was: log1p(-1) = -inf gave K = 0 steps and a FedProx that never moved; fuzz41 sim F3).
+    with np.errstate(divide="ignore"):
+        return max(1, int(np.max(np.ceil(need / np.log1p(-step)))))
 
 
 def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | None = None,

@@ -127,6 +127,11 @@ def apgd2(data, *, lam: float, iterations: int = 100, L=None, mu=None, record_ev
     losses = client_losses(data)
     lam, iterations, every = _check(lam, iterations, record_every)
     L, mu = _constants(losses, L, mu)
+    if np.any(mu > L):
+        # Was: run with a negative momentum and the step 1/L, diverging silently to 1e7 in 3
+        # iterations at L = 0.001, mu = 0.01 (fuzz41 sim F9).
+        raise ValueError(f"mu must be <= L (strong convexity below smoothness), got mu = "
+                         f"{float(np.max(mu)):g}, L = {float(np.min(L)):g}")
     beta = _momentum(L / mu)
     Lx = L[..., None, None]
     rec = Recorder("apgd2", "fedprox", lam, dict(lam=lam, iterations=iterations, L=L.tolist(),
