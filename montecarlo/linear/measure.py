@@ -170,8 +170,11 @@ def _conditional(inst, est, decs, global_tuning, filters, centers):
     own_var = sigma ** 2 * (filters ** 2 @ (A / t.nmu))
     uniform = np.all(inst.c == inst.c[0])
     if global_tuning is None and uniform:
-        # Oracle center: error = -(I - W f W^T) r u + noise part; E[u u^T] = I/d and W^T W = I.
-        bias = r ** 2 / d * (inst.s.sum() - (2 * filters - filters ** 2) @ A)
+        # Oracle center: error = -(I - W f W^T) r u + noise part; E[u u^T] = I/d and W^T W = I,
+        # so tr(Sigma B^2) = tr(Sigma (I - W W^T)) + (1 - f)^2 . A, summed without the
+        # difference tr(Sigma) - (2 f - f^2) . A, which rounding against tr(Sigma) ruined
+        # (fuzz41 measure F1).
+        bias = r ** 2 / d * (t.null_sigma + (1.0 - filters) ** 2 @ A)
         return {"bias": bias, "variance": own_var}
     W = t.V.T / np.sqrt(t.nmu)
     SW = inst.s[:, None] * W
