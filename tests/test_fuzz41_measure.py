@@ -1,6 +1,7 @@
 """Issue 32, fuzz41 (measure): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from montecarlo.linear.instances import Instance
 from montecarlo.linear.measure import measure
@@ -29,3 +30,33 @@ def test_f1_conditional_bias_not_lost_to_cancellation_against_trace_sigma():
     exact = float(((np.sqrt(s)[:, None] * M) ** 2).sum()) / d
     got = measure(inst, "ftfa", [0.0], steps=k, step_size=eta)["bias"][0]
     assert abs(got - exact) <= 1e-3 * exact, (got, exact)
+
+
+def _refused_before_solving(monkeypatch, **kw):
+    """optimal_steps(**kw)'s refusal, the solver replaced by a failure if it is reached."""
+    from riskcalc import Spectrum
+    from riskcalc.linear.steps import optimal
+
+    def solved(*args, **kwargs):
+        raise AssertionError("the curve was solved: no refusal up front")
+
+    monkeypatch.setattr(optimal, "spec_steps_limit", solved)
+    kw["spectrum"] = Spectrum.parse(kw["spectrum"])
+    with pytest.raises(ValueError, match=r"max_steps = \d+ would take .*give max_steps <= \d+"):
+        optimal.optimal_steps("ftfa", sigma=1.0, r=1.0, **kw)
+
+
+def test_f2_optimal_steps_estimate_grows_with_k_on_a_general_spectrum(monkeypatch):
+    # The contour's nodes grow like sqrt(step_size x_hi k): 5000 steps of 5e-9 under
+    # two-point:1e-8,1e8,0.5 (0.02 s per point at k = 1000, 0.05 at 5000) were estimated at a
+    # flat 1e-2 s per point, 50 s, and allowed at max_seconds 60 (measured ~3 min).
+    _refused_before_solving(monkeypatch, gamma=0.5, step_size=5e-9, max_steps=5000,
+                            spectrum="two-point:1e-8,1e8,0.5", max_seconds=60)
+
+
+def test_f2_optimal_steps_estimate_grows_with_the_atoms(monkeypatch):
+    # powerlaw:2,3000 solves Silverstein's equation over 3000 atoms: 0.13-0.42 s per point,
+    # estimated 1e-2 (30 steps at max_seconds 1 were allowed).
+    _refused_before_solving(monkeypatch, gamma=2.0, step_size=0.05, max_steps=30,
+                            spectrum="powerlaw:2,3000", max_seconds=1)
+
