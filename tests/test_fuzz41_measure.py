@@ -60,3 +60,22 @@ def test_f2_optimal_steps_estimate_grows_with_the_atoms(monkeypatch):
     _refused_before_solving(monkeypatch, gamma=2.0, step_size=0.05, max_steps=30,
                             spectrum="powerlaw:2,3000", max_seconds=1)
 
+
+@pytest.mark.parametrize("kw, match", [
+    ({"method": "rtfa", "tunings": [np.nan]}, r"tunings must be a number in \[0, inf\]"),
+    ({"method": "rtfa", "tunings": [-1.0]}, r"tunings must lie in \[0, inf\]"),
+    ({"method": "rtfa", "tunings": ["1"]}, "tunings must be a real number"),
+    ({"method": "rtfa", "tunings": []}, "tunings must hold at least one value"),
+    ({"method": "ftfa", "tunings": [0.0], "steps": -1, "step_size": 1e-9},
+     "steps must be an integer >= 0"),
+    ({"method": "ftfa", "tunings": [0.0], "steps": 1.5, "step_size": 1e-9},
+     "steps must be an integer >= 0"),
+    ({"method": "ftfa", "tunings": [0.0], "steps": 3, "step_size": np.nan},
+     "step_size must be a finite number in"),
+])
+def test_f3_measure_checks_its_tunings_and_steps(kw, match):
+    # The Python API measured rtfa at lam nan or -1 as ftfa, read "1" as a number, answered
+    # for -1 or 1.5 steps and called step_size nan an overflow (inf).
+    kw = dict(kw)
+    with pytest.raises(ValueError, match=match):
+        measure(_two_point_instance(4, 8), kw.pop("method"), kw.pop("tunings"), **kw)

@@ -34,7 +34,7 @@ from montecarlo.linear import decomposition
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Instance
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import one_of
+from riskcalc._validate import as_array, one_of, positive, positive_int
 
 KINDS = ("conditional", "empirical")
 
@@ -94,12 +94,21 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     list of dict
         One ``measure`` result per request, bit-identical to calling ``measure`` on each.
     """
-    ests = [(get_estimator(method), np.atleast_1d(np.asarray(tunings, dtype=float)))
+    # Checked as every entry point checks them: tunings [nan] or [-1] measured rtfa as ftfa,
+    # ["1"] was read as a number, steps -1 or 1.5 gave a bias, step_size nan an overflow
+    # (fuzz41 measure F3).
+    ests = [(get_estimator(method),
+             np.atleast_1d(as_array("tunings", tunings, low=0.0, allow_inf=True, ndim=1)))
             for method, tunings in requests]
+    if any(t.size == 0 for _, t in ests):
+        raise ValueError("tunings must hold at least one value")
     if not one_of(kind, KINDS):
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
-    if steps is not None and (step_size is None or step_size <= 0):
-        raise ValueError("personalization steps need a step size > 0")
+    if steps is not None:
+        if step_size is None:
+            raise ValueError("personalization steps need a step size > 0")
+        steps = positive_int("steps", steps, minimum=0)
+        step_size = float(positive("step_size", step_size, ndim=0))
     federated = [inst.federated and est.centered for est, _ in ests]
     # At d <= decomposition.SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
     # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
