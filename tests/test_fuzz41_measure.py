@@ -79,3 +79,19 @@ def test_f3_measure_checks_its_tunings_and_steps(kw, match):
     kw = dict(kw)
     with pytest.raises(ValueError, match=match):
         measure(_two_point_instance(4, 8), kw.pop("method"), kw.pop("tunings"), **kw)
+
+
+def test_f4_small_but_resolved_eigenvalues_of_the_design_are_kept():
+    # compare rtfa --lam 0 --gamma 0.5 --spectrum two-point:1e-8,1e8,0.5 simulated the least
+    # squares variance 0.34 for the limit sigma^2 gamma / (1 - gamma) = 1: the eigenvalues of
+    # X^T X / n near 1e-8 were below the rounding of the 1e8 ones and dropped as zero. Exact on
+    # the instance: sigma^2 tr(Sigma (X^T X)^-1), from X = Q R by triangular solves.
+    import scipy.linalg as sla
+
+    inst = _two_point_instance(20, 40)
+    inst.sigma[:] = 1.0
+    X, s = inst.X[0], inst.s
+    Rinv = sla.solve_triangular(np.linalg.qr(X, mode="r"), np.eye(20))
+    exact = float(((np.sqrt(s)[:, None] * Rinv) ** 2).sum())
+    got = measure(inst, "rtfa", [0.0])["variance"][0]
+    assert abs(got - exact) <= 1e-6 * exact, (got, exact)
