@@ -117,3 +117,17 @@ def test_f5_federated_global_model_under_an_ill_conditioned_spectrum():
     err = np.linalg.matrix_power(np.eye(d) - eta * X[0].T @ X[0] / n, k) @ (centre - u[0])
     exact = float(s @ err ** 2)
     assert abs(got - exact) <= 1e-4 * exact, (got, exact)
+
+
+def test_f6_non_uniform_signal_bias_not_lost_to_cancellation():
+    # The oracle-centre bias with signal weights (E[u u^T] = diag(c)) was tr(Sigma C) - 2 f.h
+    # + f.A'.f: under two-point:1e-8,1e8,0.5 with 3/4 of the signal on the 1e8 half, 1000 steps
+    # of 1e-9 measured 0.0 (a negative difference floored) for 3.18e-9.
+    d, n, k, eta = 40, 80, 1000, 1e-9
+    inst = _two_point_instance(d, n)
+    inst.c[:] = np.where(inst.s > 1, 1.5 / d, 0.5 / d)
+    X, s, c = inst.X[0], inst.s, inst.c
+    M = np.linalg.matrix_power(np.eye(d) - eta * (X.T @ X) / n, k)
+    exact = float(((np.sqrt(s)[:, None] * M * np.sqrt(c)) ** 2).sum())
+    got = measure(inst, "ftfa", [0.0], steps=k, step_size=eta)["bias"][0]
+    assert abs(got - exact) <= 1e-6 * exact, (got, exact)

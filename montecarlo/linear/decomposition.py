@@ -126,6 +126,12 @@ class Decomposition:
             return float(self.s @ (self._R_null ** 2).sum(1))
         return max(float(self.s.sum() - self.sigma_diag.sum()), 0.0)
 
+    @property
+    def null_basis(self):
+        """Orthonormal basis (d, d - k) of the directions the data leave unfitted, with n > d
+        (the dropped eigenvectors of X^T X); None with n <= d (not decomposed)."""
+        return self._R_null
+
     def fresh(self) -> "Decomposition":
         """This eigendecomposition without the products formed after it (U or V): ``proj`` and
         ``lift`` take a route that depends on whether V exists, so a method measured on it
