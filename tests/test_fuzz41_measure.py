@@ -131,3 +131,19 @@ def test_f6_non_uniform_signal_bias_not_lost_to_cancellation():
     exact = float(((np.sqrt(s)[:, None] * M * np.sqrt(c)) ** 2).sum())
     got = measure(inst, "ftfa", [0.0], steps=k, step_size=eta)["bias"][0]
     assert abs(got - exact) <= 1e-6 * exact, (got, exact)
+
+
+def test_f7_fewer_samples_than_dimensions_ill_conditioned():
+    # n <= d under two-point:1e-8,1e8,0.9 (gamma 2): the conditional bias after 1000 steps of
+    # 1e-9 was 0.95e-8 to 1.8e-8 per instance for 1.13e-8 (its replicates' SE 20%): the
+    # difference tr(Sigma) - sum A again, and X X^T's small eigenvalues dropped.
+    d, n, k, eta = 100, 50, 1000, 1e-9
+    s = np.repeat([1e-8, 1e8], [90, 10])
+    X = np.random.default_rng(0).standard_normal((n, d)) * np.sqrt(s)
+    inst = Instance(s=s, X=[X], r=np.ones(1), sigma=np.zeros(1), a=np.ones(1) / n,
+                    u=np.zeros((1, d)), c=np.full(d, 1.0 / d), xi=[np.zeros(n)],
+                    federated=False)
+    M = np.linalg.matrix_power(np.eye(d) - eta * (X.T @ X) / n, k)
+    exact = float(((np.sqrt(s)[:, None] * M) ** 2).sum()) / d
+    got = measure(inst, "ftfa", [0.0], steps=k, step_size=eta)["bias"][0]
+    assert abs(got - exact) <= 1e-4 * exact, (got, exact)

@@ -20,7 +20,7 @@ from montecarlo.runner.threads import small_blas
 # (montecarlo.runner.threads); larger problems (e.g. one client at d = 1600, benchmarks/bench_linear.py) keep the library's
 # threads.
 SMALL_GRAM = 512
-#: With n > d, X^T X's eigenvalues below this fraction of the largest are off by more than
+#: Eigenvalues of X^T X (X X^T) below this fraction of the largest are off by more than
 #: eps / ILL_CONDITIONED relatively: the decomposition then takes the singular values of X.
 ILL_CONDITIONED = 1e-8
 
@@ -69,6 +69,16 @@ class Decomposition:
                              overwrite_a=True, check_finite=False)
             keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
             self.mu, self._U = ev[keep] / n, U[:, keep]
+            if ev[0] < ev[-1] * ILL_CONDITIONED:
+                # As below for n > d, from the SVD of X, which also gives the null basis
+                # (d - k right vectors) that ``null_sigma`` needs without a difference
+                # (two-point:1e-8,1e8,0.9 at gamma 2: a bias 1.13e-8 measured 0.95e-8 to
+                # 1.8e-8; fuzz41 measure F7).
+                U, sv, Vt = sla.svd(X, full_matrices=True, check_finite=False)
+                keep = sv > sv[0] * max(n, d) * np.finfo(float).eps
+                k = int(keep.sum())
+                self.mu, self._U = sv[:k] ** 2 / n, U[:, :k]
+                self._V, self._R_null = sv[:k, None] * Vt[:k], Vt[k:].T
         else:
             # More samples than dimensions: X^T X (d x d, again by dsyrk on the F-ordered X^T)
             # has the same positive eigenvalues n mu; with its eigenvectors R, U = X R
@@ -120,7 +130,7 @@ class Decomposition:
         With n > d it is summed over the eigenvectors of X^T X dropped as numerically zero,
         never formed as tr(Sigma) - sum of ``sigma_diag``: under two-point:1e-8,1e8,0.5 that
         difference lost the whole of it to rounding against tr(Sigma) ~ 1e10 (fuzz41 measure
-        F1). With n <= d the null space is not decomposed and the difference is kept (>= 0).
+        F1); with n <= d likewise when ill-conditioned (F7), else the difference (>= 0).
         """
         if self._R_null is not None:
             return float(self.s @ (self._R_null ** 2).sum(1))
@@ -129,7 +139,7 @@ class Decomposition:
     @property
     def null_basis(self):
         """Orthonormal basis (d, d - k) of the directions the data leave unfitted, with n > d
-        (the dropped eigenvectors of X^T X); None with n <= d (not decomposed)."""
+        or ill-conditioned (``ILL_CONDITIONED``); else None (not decomposed)."""
         return self._R_null
 
     def fresh(self) -> "Decomposition":
@@ -137,10 +147,10 @@ class Decomposition:
         ``lift`` take a route that depends on whether V exists, so a method measured on it
         computes exactly what it computes on a new ``Decomposition``."""
         view = copy.copy(self)
-        if self._R is None:
-            view._V = None
-        else:
+        if self._R is not None:
             view._U = None
+        elif self._R_null is None:      # (the SVD route of n <= d keeps its accurate V)
+            view._V = None
         return view
 
     def proj(self, theta: np.ndarray) -> np.ndarray:
