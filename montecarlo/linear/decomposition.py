@@ -23,6 +23,8 @@ SMALL_GRAM = 512
 #: Eigenvalues of X^T X (X X^T) below this fraction of the largest are off by more than
 #: eps / ILL_CONDITIONED relatively: the decomposition then takes the singular values of X.
 ILL_CONDITIONED = 1e-8
+#: ... with n <= d, only up to this d (its d x d right vectors: 134 MB at 4096).
+FULL_SVD_D = 4096
 
 
 def decompose(Xs, s, eager_v: bool = False) -> list:
@@ -69,9 +71,10 @@ class Decomposition:
                              overwrite_a=True, check_finite=False)
             keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
             self.mu, self._U = ev[keep] / n, U[:, keep]
-            if ev[0] < ev[-1] * ILL_CONDITIONED:
+            if ev[0] < ev[-1] * ILL_CONDITIONED and d <= FULL_SVD_D:
                 # As below for n > d, from the SVD of X, which also gives the null basis
-                # (d - k right vectors) that ``null_sigma`` needs without a difference
+                # (d - k right vectors, a d x d array: up to FULL_SVD_D only) that
+                # ``null_sigma`` needs without a difference
                 # (two-point:1e-8,1e8,0.9 at gamma 2: a bias 1.13e-8 measured 0.95e-8 to
                 # 1.8e-8; fuzz41 measure F7).
                 U, sv, Vt = sla.svd(X, full_matrices=True, check_finite=False)
