@@ -9,6 +9,7 @@ import numpy as np
 from riskcalc._validate import positive, positive_int
 from riskcalc.linear import finite_clients
 from riskcalc.linear.limits import LimitResult
+from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.model import ClientSpec
 from riskcalc.linear.steps import edge as steps_edge
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
@@ -20,6 +21,7 @@ from riskcalc.linear.steps.limits import spec_steps_limit
 MAX_SECONDS = 600.0
 SECONDS_PER_POINT = 3e-5
 SECONDS_PER_POINT_GENERAL = 1e-2
+GENERAL_GROWTH, GENERAL_ATOMS = 0.08, 150
 CHUNK = 4096
 
 
@@ -78,6 +80,10 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     edge = clients is None and (sp is None or sp.is_identity) and steps_edge.top_power(
         eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > steps_edge.PEAK_LOG
     converges = np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])
+    # The contour's step-size term for a general spectrum: eta (lam + x_hi) while stable.
+    general = clients is None and sp is not None and not sp.is_identity
+    top = eta * (float(spec.penalty) + weighted_mp.support_edges(float(spec.gamma), sp)[1]) \
+        if general else 0.0
     work = max_steps + 1
     if pencil and not converges and (sp is None or sp.is_identity and sp.signal_is_uniform):
         # The pencils stop at the last k not proven past the floats (1000 divergent steps at
@@ -89,7 +95,7 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
         work = int(kept[-1]) + 1 if kept.size else 1
     _check_work(work, sp, clients, limit, pencil and (
         (sp is not None and not sp.is_identity) or not converges),
-        eta if near else 0.0, eta * root if edge else 0.0)
+        eta if near else 0.0, eta * root if edge else 0.0, top if top < 2.0 else 0.0)
     chunk = max_steps + 1 if pencil else CHUNK
     risks, curve = [], None
     for start in range(0, max_steps + 1, chunk):
@@ -113,7 +119,7 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
 
 
 def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
-                near_step: float = 0.0, edge_step: float = 0.0) -> None:
+                near_step: float = 0.0, edge_step: float = 0.0, top_step: float = 0.0) -> None:
     """Refuse, before solving, a steps curve estimated to take longer than ``limit`` seconds
     (per point: ~3e-5 s for Sigma = I, measured 2.1e-5 quiet, 2.4e-5 under load 1; ~1e-2 s
     with a spectrum, whose contour is solved point by point; the finite-M ``pencil`` grows
@@ -125,18 +131,24 @@ def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
     (Sigma = I), where the first rule resolves the top's peak, ~pi sqrt(edge_step k) nodes
     for every point of a chunk: times max(1, 0.25 sqrt(edge_step k)), measured 14x at k = 5000
     and 22x at 20000 for 0.485 (20000 steps of 2 / x_hi at gamma 0.5 took 34-42 s, estimated
-    0.6 s; fuzz39 steps F6)."""
+    0.6 s; fuzz39 steps F6). ``top_step``: step_size (lam + x_hi) with a general spectrum
+    while stable, where the contour's nodes grow like sqrt(top_step k): times
+    max(1, GENERAL_GROWTH sqrt(top_step k)) (two-point:1e-8,1e8,0.5 at gamma 0.5, step_size
+    1e-9: 1e-3 s per point at k = 1, 1e-2 at 2000, 0.14 at 1e5; fuzz41 measure F2), and the
+    per point times max(1, atoms / GENERAL_ATOMS) (powerlaw:2,3000: 0.13-0.42 s per point)."""
     if pencil:
         atoms = 1 if spectrum is None else spectrum.atoms.size
         seconds = pencils.seconds(points - 1, atoms)
         fits = int(((limit / pencils.seconds(0, atoms)) ** (1 / 3) * 4 - 4) / 2)
     else:
         general = spectrum is not None and not spectrum.is_identity and clients is None
-        per_point = SECONDS_PER_POINT_GENERAL if general else SECONDS_PER_POINT
+        per_point = SECONDS_PER_POINT_GENERAL * max(1.0, spectrum.atoms.size / GENERAL_ATOMS) \
+            if general else SECONDS_PER_POINT
 
         def cost(m):
             return (m + 1) * per_point * max(1.0, 0.375 * np.sqrt(near_step * m),
-                                             0.25 * np.sqrt(edge_step * m))
+                                             0.25 * np.sqrt(edge_step * m),
+                                             GENERAL_GROWTH * np.sqrt(top_step * m))
 
         seconds = cost(points - 1)
         lo, hi = -1, points - 1           # the largest max_steps whose cost fits the limit
