@@ -5,7 +5,10 @@ import functools
 import numpy as np
 import pytest
 
+import riskcalc
+
 from montecarlo.linear.rounds import simulate_rounds
+from tests.helpers import run_cli
 
 BASE = dict(gamma=[0.5, 2.0], r=[0.5, 0.5], sigma=[0.5, 0.5], signal=1.0)
 EXACT = dict(BASE, rounds=[1, 3, np.inf], local_steps=np.inf, d=12, reps=2)
@@ -29,3 +32,29 @@ def test_exact_local_solve_at_a_huge_covariance_keeps_the_own_model_risk(method,
     big = simulate_rounds(method, spectrum=spectrum, **EXACT, **extra)
     assert np.all(np.isfinite(big.local_risk)) and np.all(big.local_risk >= 0)
     np.testing.assert_allclose(big.local_risk[0], unit_fit()[0], rtol=1e-9)
+
+
+ONE = dict(gamma=[2.0], r=0.5, sigma=0.5, signal=1.0, local_steps=2, step_size=0.1,
+           global_step=1.0)
+
+
+def test_algorithm1_one_pooled_client_refused_up_front_naming_the_case(capsys):
+    """F2: Algorithm 1 with one client at gamma 2, K = 2, lam <= 0.12 said 'no bracket for the top
+    ... above 0.9801' (a SolverError): the pooled route finds the top above a0 = (1 - eta
+    lam)^K, which one client's map (a 2 x 2 matrix at each eigenvalue s: top 0.972789 at the
+    bulk's edge) does not reach. Refused naming the case; lam = 0.2 still answers, its
+    contraction the 2 x 2 map's top at s = (1 - sqrt 2)^2."""
+    with pytest.raises(ValueError, match=r"lam = 0.1: .*one client .* 0.972789, is not above "
+                                         r"a0 = .* = 0.9801.* local_steps=inf"):
+        riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, rounds=[1])
+    code, out, err = run_cli(["predict", "fedprox", "--gamma", "2", "--r", "0.5", "--sigma",
+                              "0.5", "--signal", "1", "--lam", "0.1", "--rounds", "1",
+                              "--local-steps", "2", "--local-step-size", "0.1",
+                              "--global-step", "1"], capsys)
+    assert code == 2 and err.startswith("error: lam = 0.1") and err.count("\n") == 1
+    lam, s = 0.2, (1 - np.sqrt(2.0)) ** 2
+    a = (1 - 0.1 * (s + lam)) ** 2
+    b = a + 1 - lam + lam * lam * (1 - a) / (s + lam)
+    top = (b + np.sqrt(b * b - 4 * a * (1 - lam))) / 2
+    got = riskcalc.rounds_limit("fedprox", **ONE, lam=lam, rounds=[1]).contraction
+    assert got == pytest.approx(top, rel=1e-10)
