@@ -58,3 +58,17 @@ def test_algorithm1_one_pooled_client_refused_up_front_naming_the_case(capsys):
     top = (b + np.sqrt(b * b - 4 * a * (1 - lam))) / 2
     got = riskcalc.rounds_limit("fedprox", **ONE, lam=lam, rounds=[1]).contraction
     assert got == pytest.approx(top, rel=1e-10)
+
+
+def test_fedavg_own_models_estimated_before_the_double_contour():
+    """F3: FedAvg's own models at Sigma = I with pooled N < d (gamma (2, 3, 4), K = 2, T = 2000)
+    took 8.7 s CPU, max_seconds = 1 notwithstanding: their double contour (8e6 node pairs per
+    client) had a cap on pairs but no time estimate. Now refused before the work, naming the
+    estimate, what sets the nodes and what fits; the server curves still answer."""
+    res = riskcalc.rounds_limit("fedavg", gamma=[2.0, 3.0], r=0.5, sigma=0.5, signal=1.0,
+                                rounds=[400], local_steps=2, step_size=0.1, max_seconds=0.1)
+    assert np.isfinite(res.risk).all()
+    with pytest.raises(ValueError, match=r"own models would take about .* s \(estimated: .* node "
+                                         r"pairs .* 2 client\(s\): the rounds up to T = 400; "
+                                         r"more than the 0.1 s allowed\); ask for fewer rounds"):
+        res.local_risk
