@@ -72,3 +72,17 @@ def test_fedavg_own_models_estimated_before_the_double_contour():
                                          r"pairs .* 2 client\(s\): the rounds up to T = 400; "
                                          r"more than the 0.1 s allowed\); ask for fewer rounds"):
         res.local_risk
+
+
+@pytest.mark.parametrize("gamma", [[3.0, 3.0], [2.0]])
+def test_simulated_algorithm1_fixed_point_with_pooled_samples_short_of_d(gamma):
+    """F5: ``simulate_rounds('fedprox', local_steps=2, rounds=[inf])`` with pooled N < d refused
+    'does not converge (spectral radius of its round map 1 >= 1) ... lower the step sizes':
+    the radius counted the common null space, which the rounds from 0 never enter. Now taken
+    on the pooled range: the fixed point is the pooled min-norm interpolator, FedAvg's on the
+    same designs (paper 004 eq. 10; ``algorithm1.pooled`` step 4), and the radius below 1."""
+    kw = dict(gamma=gamma, r=0.5, sigma=0.5, signal=1.0, rounds=[np.inf], local_steps=2,
+              step_size=0.1, d=12, reps=2)
+    prox = simulate_rounds("fedprox", lam=0.1, **kw)
+    np.testing.assert_allclose(prox.risk, simulate_rounds("fedavg", **kw).risk, rtol=1e-8)
+    assert np.all(prox.contraction < 1.0)
