@@ -86,3 +86,23 @@ def test_simulated_algorithm1_fixed_point_with_pooled_samples_short_of_d(gamma):
     prox = simulate_rounds("fedprox", lam=0.1, **kw)
     np.testing.assert_allclose(prox.risk, simulate_rounds("fedavg", **kw).risk, rtol=1e-8)
     assert np.all(prox.contraction < 1.0)
+
+
+def test_simulated_algorithm1_stops_iterating_at_its_fixed_point(monkeypatch):
+    """F6: ``simulate_rounds('fedprox', local_steps=2, rounds=[10**7])`` iterated all 10^7
+    rounds one by one (minutes, no estimate). The rounds now stop where the state is the fixed
+    point to its accuracy: later rounds are its values (T = 10^7 equals T = inf), within a few
+    thousand steps."""
+    import montecarlo.linear.rounds_propagate as rp
+
+    steps, step = [], rp.Propagation.step
+
+    def counted(self):
+        steps.append(1)
+        assert len(steps) < 20000, "iterated past the fixed point"
+        return step(self)
+
+    monkeypatch.setattr(rp.Propagation, "step", counted)
+    res = simulate_rounds("fedprox", **BASE, lam=0.5, rounds=[10 ** 7, np.inf], local_steps=2,
+                          step_size=0.1, d=12, reps=2, measure="empirical")
+    np.testing.assert_allclose(res.risk[:, 0], res.risk[:, 1], rtol=1e-9)

@@ -64,7 +64,6 @@ from riskcalc.linear.dynamics.personalize import personalization_filter
 DENSE_STATE = 1200
 
 
-
 def fedavg_factors(mu, K, eta):
     """q = 1 - (1 - eta mu)^K (1 for K = inf): the share of each data direction that K local
     steps from w move to the local least-squares fit. For eta mu < 1 as -expm1(K log1p(-eta
@@ -248,8 +247,7 @@ class Propagation:
             return float(np.max(np.abs(1.0 - self.g * ev)))
         m = len(self.basis)
         size = (m + 1) * d
-        # Pooled N < d: the common null space (never entered from 0) has the eigenvalue 1, was
-        # 'does not converge' at rounds = inf (fuzz41 path2 F5): the map on the pooled range U.
+        # On the pooled range U: the common null space's eigenvalue 1 left out (fuzz41 path2 F5)
         ev, vec = np.linalg.eigh(sum(R @ R.T for R, _ in self.basis))
         U = vec[:, ev > ev[-1] * d * np.finfo(float).eps * 10]
         n, full = (m + 1) * U.shape[1], U.shape[1] == d
@@ -389,12 +387,21 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
                 out["personalized"][i, j, cols] = prop.moments(prop.error(v, j), j)[2]
 
     finite = sorted({int(t) for t in rounds if not np.isinf(t)})
+    tol = min(1e-13 / max(1.0 - radius, 1e-300), 1e-9) * max(np.abs(fixed[0]).max(), 1e-300)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(max(finite, default=-1) + 1):
             if t:
                 prop.step()
             if t in finite:
                 record([i for i, x in enumerate(rounds) if x == t], prop.w, prop.local)
+            if t % 64 == 63 and (not np.isfinite(prop.w).all() or radius < 1.0 and all(
+                    np.abs(a - b).max(initial=0.0) <= tol
+                    for a, b in zip([prop.w] + prop.local, [fixed[0]] + fixed[1]))):
+                # At the fixed point to its accuracy (rounding / (1 - radius), at most 1e-9), or
+                # overflowed: later rounds are this one (fuzz41 path2 F6)
+                record([i for i, x in enumerate(rounds) if np.isfinite(x) and x > t], prop.w,
+                       prop.local)
+                break
         inf = [i for i, x in enumerate(rounds) if np.isinf(x)]
         if inf:
             record(inf, *fixed)
