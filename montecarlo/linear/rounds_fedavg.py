@@ -173,16 +173,22 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
             + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
 
+    def null_w(j):
+        """W^T (I - R_j R_j^T) W, the projector on the null space of S_j: exactly 0 for a
+        full-rank client (formed as I - Y_j Y_j^T it is rounding, which a huge covariance
+        made a negative own-model risk: -4.5e32 at Sigma = 1e50 I; fuzz41 path2 F1)."""
+        return np.zeros((d, d)) if basis[j][1].size == d else np.eye(d) - Y[j] @ Y[j].T
+
     def own(j, pi, Pc, Fc, parts=False):
         """Client j's risk of (I - Pi_j) w + Pi_j S_j^+ b_j (Pi_j = pi(S_j)) from the server
         model with round polynomials (Pc, Fc): Sigma -> A_j Sigma A_j, A_j = I - Pi_j, in the W
         basis (B = A_j W; module docstring); (bias, variance) with ``parts``."""
         (R, mu), Yj, qj, u2, s = basis[j], Y[j], q[j], r[j] ** 2 / d, metric[j]
         if server(s)[0]:
-            SWj = s[0] * (np.eye(d) - (Yj * (2 * pi - pi ** 2)) @ Yj.T)
+            SWj = s[0] * (null_w(j) + (Yj * (1.0 - pi) ** 2) @ Yj.T)
             Gm = s[0] * Yj * (1.0 - pi)
         else:
-            B = W - (R * pi) @ Yj.T
+            B = (0.0 if mu.size == d else W - R @ Yj.T) + (R * (1.0 - pi)) @ Yj.T
             SWj, Gm = (B.T * s) @ B, B.T @ (s[:, None] * R)
         cross = ((Yj * (qj * (1.0 - pi))) * Gm).sum(1)
         ncross = ((Gm * (pi * qj / mu)) * Yj).sum(1)
@@ -200,7 +206,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         traces of diagonal matrices times functions of S_j in the W basis."""
         (_, mu), Yj, qj = basis[j], Y[j], q[j]
         Y2 = Yj ** 2
-        A2 = np.eye(d) - (Yj * (2 * qj - qj ** 2)) @ Yj.T
+        A2 = null_w(j) + (Yj * (1.0 - qj) ** 2) @ Yj.T
         out = (signal ** 2 / d * ((Pb - p_inf[:, None]) ** 2 * np.diag(A2)[:, None]).sum(0)
                + quad(A2 * (ZW + NW), Fb - f_inf[:, None]))
         if zero.any():

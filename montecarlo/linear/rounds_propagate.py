@@ -64,7 +64,6 @@ from riskcalc.linear.dynamics.personalize import personalization_filter
 DENSE_STATE = 1200
 
 
-
 def fedavg_factors(mu, K, eta):
     """q = 1 - (1 - eta mu)^K (1 for K = inf): the share of each data direction that K local
     steps from w move to the local least-squares fit. For eta mu < 1 as -expm1(K log1p(-eta
@@ -124,9 +123,6 @@ def _range_solve(lhs, rhs):
     ev, vec = np.linalg.eigh(lhs)
     keep = ev > ev[-1] * lhs.shape[0] * np.finfo(float).eps * 10
     return vec[:, keep] @ ((vec[:, keep].T @ rhs) / ev[keep, None])
-
-
-
 
 
 class Propagation:
@@ -251,28 +247,35 @@ class Propagation:
             return float(np.max(np.abs(1.0 - self.g * ev)))
         m = len(self.basis)
         size = (m + 1) * d
-        probe = Propagation(self.method, self.basis, [np.zeros((b.shape[0], 0))
-                                                      for b in self.beta],
-                            self.targets, self.s, self.p, self.K, self.eta, self.g, self.lam,
-                            True)
+        # On the pooled range U: the common null space's eigenvalue 1 left out (fuzz41 path2 F5)
+        ev, vec = np.linalg.eigh(sum(R @ R.T for R, _ in self.basis))
+        U = vec[:, ev > ev[-1] * d * np.finfo(float).eps * 10]
+        n, full = (m + 1) * U.shape[1], U.shape[1] == d
+
+        def lift(x):
+            return x if full else (U @ x.reshape(m + 1, U.shape[1], -1)).reshape(size, -1)
+
+        def drop(y):
+            return y.reshape(size, -1) if full else (U.T @ y.reshape(m + 1, d, -1)).reshape(n, -1)
+        probe = Propagation(self.method, self.basis, [np.zeros((b.shape[0], 0)) for b in
+                                                      self.beta], self.targets, self.s, self.p,
+                            self.K, self.eta, self.g, self.lam, True)
         probe.drift = probe.fit = [0.0] * m
 
         def apply(x):
-            x = x.reshape(m + 1, d, -1)
+            x = lift(x).reshape(m + 1, d, -1)
             probe.set_state(x[0], list(x[1:]))
             probe.step()
-            return np.concatenate([probe.w[None]] + [v[None] for v in probe.local]).reshape(
-                size, -1)
+            return drop(np.concatenate([probe.w[None]] + [v[None] for v in probe.local]))
         if size <= DENSE_STATE:
             sym = self._symmetric_map()
             if sym is not None:
-                return float(np.max(np.abs(np.linalg.eigvalsh(sym))))
-            return float(np.max(np.abs(np.linalg.eigvals(apply(np.eye(size))))))
-        op = spla.LinearOperator((size, size), matvec=lambda x: apply(x[:, None])[:, 0],
-                                 dtype=float)
+                return float(np.max(np.abs(np.linalg.eigvalsh(drop(drop(sym).T)))))
+            return float(np.max(np.abs(np.linalg.eigvals(apply(np.eye(n))))))
+        op = spla.LinearOperator((n, n), matvec=lambda x: apply(x[:, None])[:, 0], dtype=float)
         try:
             ev = spla.eigs(op, k=1, which="LM", tol=1e-6, return_eigenvectors=False,
-                           v0=np.ones(size))
+                           v0=np.ones(n))
         except spla.ArpackNoConvergence as exc:
             raise SolverError("the contraction of the round map (ARPACK, the largest "
                               "eigenvalue in modulus) did not converge; a state of at most "
@@ -287,9 +290,7 @@ class Propagation:
         ends = list(zip(self.basis, self.f, self.p))
         scaled = all(gl * pj > 0 and np.all((a > 0) & (a < 1)) and (mu.size == d or 0 < a0 < 1)
                      for (_, mu), (a, a0, _, _), pj in ends)
-        # E + F F^T for finite K with a client of full rank only: a common null space (pooled
-        # N < d) holds an eigenvalue 1 that the general route rounds below 1, as curve needs
-        # for rounds = inf (K = inf: test_montecarlo_rounds_alg1_closed), this one not.
+        # E + F F^T for finite K with a client of full rank only (module docstring).
         if not (scaled or 0 < gl <= 1 and np.isfinite(self.K) and all(
                 pj >= 0 and np.all(c > 0) and (mu.size == d or c0 > 0)
                 for (_, mu), (_, _, c, c0), pj in ends) and any(mu.size == d for _, mu in
@@ -386,12 +387,21 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
                 out["personalized"][i, j, cols] = prop.moments(prop.error(v, j), j)[2]
 
     finite = sorted({int(t) for t in rounds if not np.isinf(t)})
+    tol = min(1e-13 / max(1.0 - radius, 1e-300), 1e-9) * max(np.abs(fixed[0]).max(), 1e-300)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(max(finite, default=-1) + 1):
             if t:
                 prop.step()
             if t in finite:
                 record([i for i, x in enumerate(rounds) if x == t], prop.w, prop.local)
+            if t % 64 == 63 and (not np.isfinite(prop.w).all() or radius < 1.0 and all(
+                    np.abs(a - b).max(initial=0.0) <= tol
+                    for a, b in zip([prop.w] + prop.local, [fixed[0]] + fixed[1]))):
+                # At the fixed point to its accuracy (rounding / (1 - radius), at most 1e-9), or
+                # overflowed: later rounds are this one (fuzz41 path2 F6)
+                record([i for i, x in enumerate(rounds) if np.isfinite(x) and x > t], prop.w,
+                       prop.local)
+                break
         inf = [i for i, x in enumerate(rounds) if np.isinf(x)]
         if inf:
             record(inf, *fixed)

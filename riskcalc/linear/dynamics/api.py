@@ -4,18 +4,16 @@
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
 covariance spectrum: ``sigma.fedavg.one_step`` for K = 1, ``sigma.fedavg.curves`` for K >= 2,
-the own models ``sigma.fedavg.own``) and paper 004's
-Algorithm 1
-(``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
-warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
-local solves ``prox_sigma`` (server and own models), with K < inf local steps
-``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
-(``shift.one_step``), K >= 2 (``shift.curves``) and K = inf (``shift.kinf``), its clients'
-own models (``shift.own``)
-and personalization after round T (``shift.personalize``), Algorithm 1 with K < inf
-(``shift.algorithm1``) and K = inf (``shift.algorithm1.prox``); FedAvg's K = inf with a spectrum:
-``sigma.fedavg.exact``. Covariate shift beyond that, client sampling, minibatch SGD and logistic
-dynamics are not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
+the own models ``sigma.fedavg.own``) and paper 004's Algorithm 1 (``pfedme``/``fedprox``) with
+exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf warm-started local steps (eq.
+11, ``algorithm1.curves``); with a shared spectrum and exact local solves ``prox_sigma``
+(server and own models), with K < inf local steps ``sigma.algorithm1.curves``; under covariate
+shift FedAvg's server model with K = 1 (``shift.one_step``), K >= 2 (``shift.curves``) and K =
+inf (``shift.kinf``), its clients' own models (``shift.own``) and personalization after round
+T (``shift.personalize``), Algorithm 1 with K < inf (``shift.algorithm1``) and K = inf
+(``shift.algorithm1.prox``); FedAvg's K = inf with a spectrum: ``sigma.fedavg.exact``.
+Covariate shift beyond that, client sampling, minibatch SGD and logistic dynamics are not
+covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
 """
 
 from __future__ import annotations
@@ -42,9 +40,7 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
     local step, ``riskcalc.linear.dynamics.sigma.fedavg.own``), solved on first use."""
     def local(terms=None):
         from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
-        from riskcalc.linear.dynamics.sigma.guards import pencil_work
-
-        from riskcalc.linear.dynamics.sigma.guards import unit_top
+        from riskcalc.linear.dynamics.sigma.guards import pencil_work, unit_top
 
         pencil_work(spectrum, 1 + gam.size, rounds)
         kw = unit_top(spectrum, r, signal, eta)[0]

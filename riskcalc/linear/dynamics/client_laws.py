@@ -335,3 +335,26 @@ def check_root_work(laws, nodes: int, after: str = "") -> None:
                      f"{nodes} contour nodes{after}; more than the {limit:.3g} s allowed); give "
                      f"{steps}, fewer clients or rounds, numpy.inf where the local steps near "
                      "the exact local solve, " + MORE_TIME)
+
+
+#: Estimated process seconds per client and node pair of the own models' double contour
+#: (``local_models.local_risk``: divided differences over every pair of outer upper-half and
+#: full inner nodes, for each client). Measured (process CPU, gamma (2, 3, 4), (2, 3), 5 x 2
+#: and (0.5, 2, 0.8), K = 2, T = 500-2000: 0.43-1.2 times it, the largest arrays the
+#: slowest): M = 3, T = 2000 took 8.7 s with no estimate before it (fuzz41 path2 F3).
+PAIR_SECONDS = 3e-7
+
+
+def check_pair_work(m: int, pairs: float, why: str, fix: str) -> None:
+    """ValueError when the clients' own models (``m`` clients, ``pairs`` node pairs of the
+    double contour each) are estimated (``PAIR_SECONDS``) beyond the allowed seconds
+    (``rounds_limit``'s max_seconds, by default ``ROOT_MAX_SECONDS``); ``why`` says what
+    sets the nodes, ``fix`` what lowers them (for the message)."""
+    from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+
+    need, limit = PAIR_SECONDS * m * pairs, allowed(ROOT_MAX_SECONDS)
+    if need > limit:
+        raise ValueError(f"the clients' own models would take about {need:.3g} s (estimated: "
+                         f"{pairs:.3g} node pairs of the double contour for each of {m} "
+                         f"client(s): {why}; more than the {limit:.3g} s allowed); {fix}, "
+                         + MORE_TIME)

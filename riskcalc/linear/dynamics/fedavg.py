@@ -74,7 +74,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import round_map_edges
 from riskcalc.linear.dynamics.client_laws import (ROOT_MIN_NODES, ClientLaws, check_edge_step,
-                                                  check_near_exact, check_root_work)
+                                                  check_near_exact, check_pair_work,
+                                                  check_root_work)
 
 #: Rounding amplification allowed on the contour (see the module docstring).
 AMPLIFICATION = 1e4
@@ -371,20 +372,21 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         if not inner_solution:
             inner_solution.append(_solve(laws, a, b, g, rho, t_max, shrink=0.7))
         inner = inner_solution[0]
+        # The nodes grow with the rounds (degree 2 T, ``_contour``) or as the round map's
+        # spectrum [a, b] nears 0 (40 / t), whichever is more: T = inf alone was told
+        # "fewer rounds".
+        near = z.size > 2 * t_max + 24
+        why = (f"the round map's spectrum [{a:.3g}, {b:.3g}] comes near 0 (bottom / top = "
+               f"{a / b:.2g}; pooled N / d = sum_j 1/gamma_j = {float(np.sum(1.0 / gam)):.6g})"
+               if near else f"the rounds up to T = {t_max:.0f}")
+        fix = ("move gamma further from pooled N = d, or ask for fewer clients" if near
+               else "ask for fewer rounds or clients")
         if gam.size * z.size * inner[0].size * 2 > 3e7:
-            # The nodes grow with the rounds (degree 2 T, ``_contour``) or as the round map's
-            # spectrum [a, b] nears 0 (40 / t), whichever is more: T = inf alone was told
-            # "fewer rounds".
-            near = z.size > 2 * t_max + 24
-            why = (f"the round map's spectrum [{a:.3g}, {b:.3g}] comes near 0 (bottom / top = "
-                   f"{a / b:.2g}; pooled N / d = sum_j 1/gamma_j = {float(np.sum(1.0 / gam)):.6g})"
-                   if near else f"the rounds up to T = {t_max:.0f}")
-            fix = ("move gamma further from pooled N = d, or ask for fewer clients" if near
-                   else "ask for fewer rounds or clients")
             raise ValueError(
                 f"the clients' own models: the double contour needs {z.size * inner[0].size:.3g}"
                 f" node pairs for each of {gam.size} client(s) (at most 3e7 in all): {why}; "
                 f"{fix}")
+        check_pair_work(gam.size, z.size * inner[0].size * 2, why, fix)
         shift = 1 if terms is None else 0
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
                          inner, (z, w, omega, G), terms=terms or own_terms, shift=shift)

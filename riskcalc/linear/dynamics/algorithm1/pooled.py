@@ -98,6 +98,28 @@ def _top_gap(gam, p, lam, eta, K, g, z) -> float:
                                               - subordination.edge(laws, "gap"))
 
 
+def check_one_client(gam, lam, eta, K, g) -> None:
+    """Refuse one client whose top on R lies at or below a0 (step 3 finds it above a0: with M >=
+    2 each client's null space meets the others' ranges, psi_z(0) on R). With M = 1 the map
+    acts on (v, w) at each eigenvalue s of S as a 2 x 2 matrix with characteristic polynomial
+    (z - a)(z - 1 + g lam) - g lam lam c z (zeta(z) = psi_z(s)), whose larger root is largest
+    at the bulk's lower edge (1 - sqrt(gamma))^2; it exceeds a0 iff the polynomial is negative
+    there (gamma 2, K = 2, eta 0.1, lam 0.1 was 'no bracket ... above 0.9801'; fuzz41 path2 F2)."""
+    s, gl, a0 = (1.0 - np.sqrt(gam)) ** 2, g * lam, (1.0 - eta * lam) ** K
+    a = (1.0 - eta * (s + lam)) ** K
+    lc = lam * (1.0 - a) / (s + lam)
+    if (a0 - a) * (a0 - 1.0 + gl) - gl * lc * a0 < 0.0:
+        return
+    b = a + 1.0 - gl + gl * lc
+    top = (b + np.sqrt(b * b - 4.0 * a * (1.0 - gl))) / 2.0
+    raise ValueError(f"lam = {lam:.6g}: Algorithm 1 with one client and pooled N < d (gamma "
+                     f"{gam:.6g} > 1): the top of the round map's spectrum on the client's range, "
+                     f"{top:.6g}, is not above a0 = (1 - step_size lam)^local_steps = {a0:.6g}, "
+                     "where this route (built for two clients or more) finds it; not covered: "
+                     "use local_steps=inf (the exact prox), or lam, step_size or local_steps "
+                     "that bring a0 below it")
+
+
 def pooled_contraction(gam, p, lam, eta, K, g) -> dict:
     """The spectral data of Algorithm 1's round map on the pooled range R (module docstring,
     steps 1 and 3), in the form of ``algorithm1.rate.contraction``'s dict, ``atom`` the
@@ -108,6 +130,8 @@ def pooled_contraction(gam, p, lam, eta, K, g) -> dict:
 
     gl = g * lam
     a0 = (1.0 - eta * lam) ** K
+    if len(gam) == 1:
+        check_one_client(gam[0], lam, eta, K, g)
     known = {}
 
     def gap(z):
