@@ -132,6 +132,11 @@ def oracle_seconds(signal, r, lam, warm: bool = False) -> float:
 #: ``lam / <s> = GROWTH_LAM`` and ``gamma = 2 h``, and the power of ``GROWTH_LAM / (lam / <s>)``
 #: (and of ``1 / (gamma / h - 1)``: the margin of separable data, small near h, grows the norm).
 GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
+#: ... and held at its value at ``lam / <s> = GROWTH_FLOOR``, the calibration's end, below it:
+#: the power law extrapolated refused solves of seconds (gamma 2, signal = r = 1: lam 1e-12
+#: "estimated at 3.49e+03 s", answered in 5.6 s; gamma 10 at 1e-11: 451 s for 0.49 s), where
+#: the continuation's own deadline and reach (``fixed_point``) bound the rest.
+GROWTH_FLOOR = 1e-6
 
 
 #: ``mle_threshold`` remembered per norm: a grid's points share a few (``grid``).
@@ -160,9 +165,8 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     h = _threshold(float(kappa))
     if gamma < h:
         return 0.0
-    # lam_eff's power apart: GROWTH_LAM / 5e-324 overflowed ('estimated at inf s').
     return GROWTH_SECONDS * (GROWTH_LAM / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER \
-        / lam_eff ** GROWTH_POWER
+        / max(lam_eff, GROWTH_FLOOR) ** GROWTH_POWER
 
 
 def growth_lam(gamma, kappa, mean, budget):
