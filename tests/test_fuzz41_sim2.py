@@ -1,6 +1,7 @@
 """Issue 32, fuzz41 (sim2): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.objectives.losses import ClientLosses
@@ -32,3 +33,16 @@ def test_f1_logistic_fedprox_global_model_at_small_lam():
     for lam in (1e-310, 5e-324):
         wg, W = minimize(losses, "fedprox", lam)
         assert np.max(abs(wg - w_loc)) < 1e-12 and np.max(abs(wg - W.mean(0))) < 1e-14, lam
+
+
+def test_f2_bilevel_rounds_refuses_lam_past_upload_rounding():
+    # F2: bilevel_rounds([1e100]) reported inf rounds (the upload lam (w_g - w_i) rounded past
+    # the accuracy asked, from ~2e11 at mu = 1e-2, eps = 1e-6): refused past lam u / mu_g =
+    # sqrt(eps), naming lam and the bound; a lam under it still counts.
+    from montecarlo.experiments.rates_rounds import bilevel_rounds
+    for lams in ([1e100], [1.0, 3e11]):
+        with pytest.raises(ValueError, match=r"lams: lam = (1e\+100|3e\+11) .*lam <= 9\.01e\+10"):
+            bilevel_rounds(lams, d=3)
+    with pytest.raises(ValueError, match=r"eps = 1e-33 .*eps > 1\.23e-32"):
+        bilevel_rounds([1.0], d=3, eps=1e-33)
+    assert np.isfinite(bilevel_rounds([1e10], d=3)["simulated"]).all()
