@@ -46,3 +46,16 @@ def test_f2_bilevel_rounds_refuses_lam_past_upload_rounding():
     with pytest.raises(ValueError, match=r"eps = 1e-33 .*eps > 1\.23e-32"):
         bilevel_rounds([1.0], d=3, eps=1e-33)
     assert np.isfinite(bilevel_rounds([1e10], d=3)["simulated"]).all()
+
+
+def test_f3_overflowed_model_has_no_accuracy(tmp_path, capsys):
+    # F3: simulate paper000-fig1 at l2=1e100 (every model NaN) printed accuracy 0.50069 for
+    # every method: NaN > 0 is False, so each test point counted as 1 - p. Now "diverged".
+    from tests.helpers import run_cli
+    argv = ["simulate", "paper000-fig1", "--set", "R=1", "--set", "m=3", "--set", "n=20",
+            "--set", "d=5", "--set", "n_test=200", "--set", "methods=fedavg,local",
+            "--set", "*.rounds=3", "--set", "local.epochs=3", "--set", "l2=1e100",
+            "--no-progress", "--out", tmp_path / "o.csv"]
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and "0.5" not in out
+    assert out.splitlines()[2].split()[1:] == ["diverged", "diverged"], out

@@ -91,7 +91,10 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
         acc, ier = [], []
         for Wk in W:  # one checkpoint at a time bounds memory to one (..., m, n_test) array
             z = np.einsum("...td,...d->...t", Xt, Wk)
-            acc.append(np.where(z > 0, p, 1.0 - p).mean(-1))
+            # A model that overflowed classifies nothing: NaN, not the 1 - p that NaN > 0 gave
+            # (paper000-fig1 at l2=1e100 printed accuracy 0.50069; fuzz41 sim2 F3).
+            ok = np.all(np.isfinite(Wk), -1)[..., None]
+            acc.append(np.where(ok, np.where(z > 0, p, 1.0 - p), np.nan).mean(-1))
             ier.append((p * np.logaddexp(0.0, -z) + (1 - p) * np.logaddexp(0.0, z)
                         - base).mean(-1))
         out["accuracy"], out["ier"] = np.array(acc), np.array(ier)
