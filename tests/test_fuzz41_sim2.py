@@ -59,3 +59,18 @@ def test_f3_overflowed_model_has_no_accuracy(tmp_path, capsys):
     code, out, _ = run_cli(argv, capsys)
     assert code == 0 and "0.5" not in out
     assert out.splitlines()[2].split()[1:] == ["diverged", "diverged"], out
+
+
+def test_f4_minimizer_lam_and_tol_checked():
+    # F4: minimize(losses, "fedprox", [1e-12]) was float()'s TypeError, and tol=0 Newton's
+    # failure blaming 'l2 = 0 separable data' at l2 = 0.1: each is now refused by name.
+    from montecarlo.experiments.objectives.minimizers import prox
+    losses = _logistic_clients(0.1)
+    with pytest.raises(ValueError, match="lam must be a number"):
+        minimize(losses, "fedprox", [1e-12])
+    with pytest.raises(ValueError, match="lam must be a number"):
+        prox(losses, np.zeros((4, 3)), [1.0])
+    with pytest.raises(ValueError, match=r"tol must lie in \(0, inf\), got 0"):
+        minimize(losses, "fedprox", 1e-3, tol=0.0)
+    with pytest.raises(ValueError, match=r"tol must lie in \(0, inf\), got 0"):
+        prox(losses, np.zeros((4, 3)), 1.0, tol=0.0)

@@ -38,7 +38,10 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     -------
     ndarray, shape (..., m, d)
     """
-    lam = float(as_array("lam", lam, low=0.0, low_open=True))
+    # ndim=0 and a checked tol: a list lam was float()'s TypeError, tol = 0 Newton's failure
+    # blaming 'l2 = 0 separable data' (fuzz41 sim2 F4).
+    lam = float(as_array("lam", lam, low=0.0, low_open=True, ndim=0))
+    tol = float(as_array("tol", tol, low=0.0, low_open=True, ndim=0))
     return _prox(losses, np.asarray(V, float), lam, W0, tol, _derivatives(losses))
 
 
@@ -91,7 +94,8 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
         are separable (no finite minimizer exists).
     """
     objective = _check_objective(objective)
-    lam = float(as_array("lam", lam, low=0.0, allow_inf=True))
+    lam = float(as_array("lam", lam, low=0.0, allow_inf=True, ndim=0))
+    tol = float(as_array("tol", tol, low=0.0, low_open=True, ndim=0))
     _require_finite_minimizer(losses, pooled=objective == "global"
                               or (objective == "fedprox" and lam > 0.0))
     shape = losses.batch_shape + (losses.m, losses.d)
