@@ -74,3 +74,16 @@ def test_f4_minimizer_lam_and_tol_checked():
         minimize(losses, "fedprox", 1e-3, tol=0.0)
     with pytest.raises(ValueError, match=r"tol must lie in \(0, inf\), got 0"):
         prox(losses, np.zeros((4, 3)), 1.0, tol=0.0)
+
+
+def test_f5_bilevel_fedprox_default_step_overflow_refused():
+    # F5: fedprox_bilevel at lam = 5e-324 (simulate paper004-synthetic --set
+    # fedprox_0.5.lam=5e-324) took global_lr = 0.5/L_g = inf, and its NaN iterates were printed
+    # "diverged: ... a step size too large" for a step the user never set: refused naming lam.
+    from montecarlo.experiments.algorithms import ALGORITHMS
+    from montecarlo.experiments.rates_rounds import aligned_quadratic
+    losses = aligned_quadratic(d=3)
+    with pytest.raises(ValueError, match=r"lam = 4\.94066e-324 .*at least about 2\.78e-309"):
+        ALGORITHMS["fedprox_bilevel"](losses, lam=5e-324, rounds=2)
+    traj = ALGORITHMS["fedprox_bilevel"](losses, lam=3e-309, rounds=2)
+    assert np.isfinite(traj.local).all()

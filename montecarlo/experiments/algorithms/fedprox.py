@@ -197,7 +197,15 @@ def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | N
     lr = 1.0 / c["L_l"] if lr is None else np.broadcast_to(positive("lr", lr),
                                                             losses.batch_shape)
     if global_lr is None:
-        global_lr = (0.5 if step_rule == "corollary1" else 1.0) / c["L_g"]
+        factor = 0.5 if step_rule == "corollary1" else 1.0
+        with np.errstate(divide="ignore", over="ignore"):
+            global_lr = factor / c["L_g"]
+        if not np.all(np.isfinite(global_lr)):
+            # Was: inf times lam, NaN iterates reported as "diverged" at lam = 5e-324 (fuzz41
+            # sim2 F5). L_g is about lam for lam << L.
+            raise ValueError(f"lam = {lam:g} makes the default global_lr = {factor:g}/L_g (L_g "
+                             "= lam L / (lam + L), paper 004 Lemma 2) overflow: lam must be at "
+                             f"least about {factor / np.finfo(float).max:.3g}, or give global_lr")
     else:
         global_lr = np.broadcast_to(positive("global_lr", global_lr), losses.batch_shape)
     K = (theorem2_inner_steps(c, lam, lr, global_lr) if inner_steps is None
