@@ -87,3 +87,17 @@ def test_f5_bilevel_fedprox_default_step_overflow_refused():
         ALGORITHMS["fedprox_bilevel"](losses, lam=5e-324, rounds=2)
     traj = ALGORITHMS["fedprox_bilevel"](losses, lam=3e-309, rounds=2)
     assert np.isfinite(traj.local).all()
+
+
+def test_f6_bilevel_fedprox_lam_past_upload_rounding_refused():
+    # F6: bilevel FedProx's upload lam (w_g - w_i), rounded at lam u, swamped the envelope
+    # gradient (at most L): the run stalled from lam ~ 1e16, grew to 1e34 at 1e50 and was
+    # printed "diverged" at 1e100 (paper004-synthetic --set fedprox_0.5.lam=1e100): refused
+    # past L/u (9.01e15 at L = 1), naming lam; lam 1e12 still runs.
+    from montecarlo.experiments.algorithms import ALGORITHMS
+    from montecarlo.experiments.rates_rounds import aligned_quadratic
+    losses = aligned_quadratic(d=3)
+    for lam in (1e16, 1e50, 1e100):
+        with pytest.raises(ValueError, match=r"lam = 1e\+\d+ .*at most L/u = 9\.01e\+15"):
+            ALGORITHMS["fedprox_bilevel"](losses, lam=lam, rounds=2)
+    assert np.isfinite(ALGORITHMS["fedprox_bilevel"](losses, lam=1e12, rounds=2).local).all()

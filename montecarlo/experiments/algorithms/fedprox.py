@@ -194,6 +194,14 @@ def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | N
     if step_rule not in STEP_RULES:
         raise ValueError(f"step_rule must be one of {STEP_RULES}, got {step_rule!r}")
     c = bilevel_constants(losses, lam, L=L, mu=mu)
+    u = np.finfo(float).eps / 2
+    if lam * u > np.min(c["L"]):
+        # The upload lam (w_g - w_i) carries the models' rounding u ||w|| times lam, past the
+        # envelope gradient's scale L_g ||w|| <= L ||w||: the runs stalled from lam ~ 1e16 and
+        # grew to 1e34 at lam 1e50, "diverged" at 1e100 (fuzz41 sim2 F6).
+        raise ValueError(f"lam = {lam:g} rounds bilevel FedProx's upload lam (w_g - w_i) "
+                         f"(lam u ||w||, u = {u:.3g}) past its envelope gradient (at most "
+                         f"L ||w||): lam must be at most L/u = {np.min(c['L']) / u:.3g}")
     lr = 1.0 / c["L_l"] if lr is None else np.broadcast_to(positive("lr", lr),
                                                             losses.batch_shape)
     if global_lr is None:
