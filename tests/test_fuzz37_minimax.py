@@ -67,7 +67,11 @@ def test_fedprox000_ier_where_its_constant_overflows():
         for b, u, ls, s2, dia, r, ni, n, m in _exponents(3, 40, 9):
             b, u = max(b, u), max(min(b, u), max(b, u) - 99)
             ni = max(abs(ni), b - u + 1)                              # n_i >= 4 beta / mu
-            m, n = abs(m), max(ni, abs(m), abs(n))                    # n_i, m <= N
+            # A federation that exists: the other m - 1 clients hold >= 4 beta/mu samples
+            # each, so N >= n_i + (m - 1) 4 beta/mu (10^n >= 10 * 10^max(ni, m + b - u + 1)),
+            # and one client (m = 1) holds all N = n_i.
+            m = min(abs(m) if ni < 100 else 0, max(0, 98 - (b - u)))
+            n = ni if m == 0 else max(abs(n), ni + 1, m + b - u + 2)
             args = [10.0 ** e for e in (b, u, ls, s2, dia, r, ni, n, m)]
             _agrees(lambda: mm.fedprox_ier_bound(*args), _fedprox000_ier(*map(mpf, args)))
 
