@@ -168,6 +168,24 @@ def enough_samples(name: str, n, beta, mu, theorem: str, m=None) -> None:
                          f"{_offending(bad, **{name: n, 'beta': beta, 'mu': mu, **extra})}")
 
 
+def federation_holds(n_i, N, m, beta, mu, theorem: str) -> None:
+    """Raise unless one client's ``n_i`` and ``m`` clients can make ``N = n_1 + ... + n_m``
+    (paper 000, eq. 2) when every client holds ``n_j >= 4 beta / mu`` (Theorems 11-12): the
+    other ``m - 1`` clients hold at least ``(m - 1) 4 beta / mu``, so ``N >= n_i + (m - 1) 4
+    beta / mu``, and a lone client (``m = 1``) holds all ``N = n_i``. ``fedprox000_ier`` answered
+    for n_i = 4, N = 8, m = 1 (fuzz42 bounds F1)."""
+    n_i, N, m = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (n_i, N, m)))
+    with np.errstate(over="ignore"):
+        short = N < n_i + 4 * beta / mu * (m - 1)
+    lone = (m == 1) & (N != n_i)
+    for bad, rule in ((lone, "N must equal n_i when m = 1 (one client holds every sample)"),
+                      (short, "N must be >= n_i + (m - 1)*4*beta/mu (the other m - 1 clients "
+                              "hold n_j >= 4*beta/mu samples each)")):
+        if np.any(bad):
+            raise ValueError(f"{rule}: {theorem} of paper 000 with N = n_1 + ... + n_m, got "
+                             f"{_offending(bad, n_i=n_i, N=N, m=m, beta=beta, mu=mu)}")
+
+
 def heterogeneity(R) -> np.ndarray:
     """The heterogeneity radius R >= 0."""
     return nonnegative("R", R)

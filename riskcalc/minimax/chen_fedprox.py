@@ -15,9 +15,10 @@ from decimal import Decimal
 import numpy as np
 
 from riskcalc._validate import positive_int
-from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
-                                      heterogeneity, nonnegative, positive, probability_vector,
-                                      scalar_or_array, sizes, smooth_convex)
+from riskcalc.minimax._common import (at_most, broadcasting, enough_samples,
+                                      federation_holds, from_logs, heterogeneity, nonnegative,
+                                      positive, probability_vector, scalar_or_array, sizes,
+                                      smooth_convex)
 
 
 @broadcasting
@@ -98,7 +99,8 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
         Diameter of the parameter domain.
     R, n_i, N, m : array_like
         Heterogeneity radius, the client's and the total sample size, clients; Theorem 12
-        assumes ``n_i >= 4 beta / mu``.
+        assumes every ``n_j >= 4 beta / mu``, so ``N >= n_i + (m - 1) 4 beta / mu`` (and
+        ``N = n_i`` for ``m = 1``).
 
     Returns
     -------
@@ -113,6 +115,7 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     at_most("n_i", n_i, "N", N)
     at_most("m", m, "N", N)
     enough_samples("n_i", ni, b, u, "Theorem 12")
+    federation_holds(ni, n_tot, mm, b, u, "Theorem 12")
     rate = np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot
     with np.errstate(all="ignore"):
         k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
