@@ -26,3 +26,20 @@ def test_fedprox000_ier_refuses_a_federation_that_cannot_exist(sizes, message, c
     assert mm.fedprox_ier_bound(1, 1, 1, 1, 1, 0.1, 4, 4, 1) == pytest.approx(2.7)
     with pytest.raises(ValueError, match=r"entry 1 of 2"):
         mm.fedprox_ier_bound(1, 1, 1, 1, 1, 0.1, [4, 8], [8, 16], [2, 4])
+
+
+@pytest.mark.parametrize("count", ["9007199254740993e0", "9.007199254740993e15",
+                                   "90071992547409930e-1", "1234567890123456789e1"])
+def test_bounds_count_in_exponent_form_keeps_its_digits(count, capsys):
+    """F2: a count written with an exponent was read through a float whatever its digits:
+    --N 9007199254740993e0 computed and printed N=9007199254740992.0 where the same digits
+    without the exponent were refused. One rule now: the double must keep every significant
+    digit written (1e100 and 100000000000000000000000 keep their one digit)."""
+    argv = ["bounds", "lower_bound_ier", "--d", "10", "--n_i", "10", "--R", "1", "--N"]
+    code, out, err = run_cli(argv + [count], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"error: --N is a total number of samples: {count} is not a double")
+    for kept, shown in (("1e23", "N=1e+23 "), ("100000000000000000000000", "N=1e+23 "),
+                        ("123456789012345e10", "N=1.23456789012345e+24 ")):
+        code, out, err = run_cli(argv + [kept], capsys)
+        assert code == 0 and shown in out, err

@@ -9,6 +9,7 @@ every parameter given several values, one output row per grid point.
 from __future__ import annotations
 
 import itertools
+from decimal import Decimal
 from math import isfinite
 
 
@@ -78,13 +79,13 @@ def _values(name: str, text: str) -> list[float]:
             if exact is None:
                 raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
                                  f"{part.strip()!r}")
-            if exact != v and part.strip().lstrip("+").isdigit():
-                # --n_i 9007199254740993 was read, computed and printed as ...992; a count in
-                # scientific notation (--N 1e100, the range's end) is a float as any option.
+            if not _kept(exact, v):
+                # --n_i 9007199254740993 was read, computed and printed as ...992, and so was
+                # --N 9007199254740993e0 (fuzz42 bounds F2): one rule for both notations.
                 raise ValueError(f"--{name} is {COUNTS[name]}: {part.strip()} is not a double "
                                  f"(it reads as {v:.17g}) and the bounds compute in floating "
                                  "point: give a whole number up to 2**53 = 9007199254740992 "
-                                 "or one a double holds exactly")
+                                 "or one of at most 15 significant digits")
     return distinct(f"--{name}", vals)      # a grid point given twice was printed twice
 
 
@@ -95,6 +96,15 @@ def _whole(text: str) -> int | None:
         return integer(text, "")
     except ValueError:
         return None
+
+
+def _kept(exact: int, value: float) -> bool:
+    """Whether the double ``value`` keeps every significant digit of the whole number
+    ``exact`` it was read from: rounded to as many significant digits as ``exact`` has (its
+    trailing zeros aside), it writes ``exact``. 1e100 and 100000000000000000000000 (no double
+    is 10^23) keep their one digit; 9007199254740993, in any notation, reads as ...992."""
+    digits = len(str(abs(exact)).rstrip("0"))
+    return exact == value or Decimal(f"{value:.{max(digits, 1) - 1}e}") == exact
 
 
 def _finite(name: str, params: dict, out: dict) -> None:
