@@ -43,3 +43,12 @@ def test_bounds_count_in_exponent_form_keeps_its_digits(count, capsys):
                         ("123456789012345e10", "N=1.23456789012345e+24 ")):
         code, out, err = run_cli(argv + [kept], capsys)
         assert code == 0 and shown in out, err
+
+
+def test_bounds_echoes_minus_zero_as_zero(capsys):
+    """F3: --R -0 was echoed R=-0 (and "R": -0.0 in JSON): a radius of -0 is the radius 0."""
+    argv = ["bounds", "lower_bound_ier", "--d", "10", "--n_i", "10", "--N", "100", "--R", "-0"]
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and " R=0  ->  value=0.1" in out
+    code, out, _ = run_cli(argv + ["--json"], capsys)
+    assert code == 0 and '"R": 0.0' in out and "-0" not in out

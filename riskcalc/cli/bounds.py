@@ -59,7 +59,8 @@ COUNTS = {"d": "a dimension", "N": "a total number of samples", "m": "a number o
 def _values(name: str, text: str) -> list[float]:
     try:
         # finite: --d 1e400 was told "got inf", not what was typed (fuzz41 bounds F3).
-        vals = [decimal(part, finite=True) for part in text.split(",")]
+        # + 0.0: --R -0 was echoed R=-0 ("R": -0.0 in JSON; fuzz42 bounds F3).
+        vals = [decimal(part, finite=True) + 0.0 for part in text.split(",")]
     except (Underflow, Overflow) as exc:
         raise ValueError(f"--{name}: {exc}") from None
     except ValueError:
