@@ -25,6 +25,30 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 ``riskcalc check`` prints the table or JSON.
 """
 
+import sys
+
+#: ``python -m paper_checks.NAME`` runs these; every other module is part of the catalogue.
+COMMANDS = ("coverage", "report", "sensitivity")
+
+
+def _run_as_module() -> str:
+    """NAME while ``python -m NAME`` locates its module (runpy imports the packages on its
+    path first, with ``sys.argv[0] == "-m"`` and the arguments after NAME in the rest), else
+    the empty string."""
+    if sys.argv[:1] != ["-m"]:
+        return ""
+    return sys.orig_argv[-len(sys.argv)].removeprefix("-m")
+
+
+_RUN = _run_as_module()
+if _RUN.startswith("paper_checks.") and _RUN.split(".")[1] not in COMMANDS:
+    # The imports below load every module but the commands, so runpy then found the module in
+    # sys.modules and printed a RuntimeWarning (python -m paper_checks.core; fuzz42 bounds F4).
+    print(f"error: {_RUN} is part of the claim catalogue, not a command: run the claims with "
+          "`riskcalc check` (--claim ID, --paper PAPER), or python -m paper_checks."
+          f"{{{','.join(COMMANDS)}}}", file=sys.stderr)
+    raise SystemExit(2)
+
 from paper_checks import (errata, p000_afp, p000_appendix, p000_lemma7,  # noqa: F401
                           p000_lower, p000_mean, p000_prop10, p000_sec4, p000_sec31, p000_sec32,
                           p000_sec33, p000_stability, p000_weights, p001, p001_iapgd, p001_thm31,

@@ -1,5 +1,10 @@
 """Issue 32, fuzz42 (bounds): what this fuzz found, each test failing before."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from riskcalc import minimax as mm
@@ -52,3 +57,18 @@ def test_bounds_echoes_minus_zero_as_zero(capsys):
     assert code == 0 and " R=0  ->  value=0.1" in out
     code, out, _ = run_cli(argv + ["--json"], capsys)
     assert code == 0 and '"R": 0.0' in out and "-0" not in out
+
+
+@pytest.mark.parametrize("module", ["paper_checks.core", "paper_checks.p001"])
+def test_a_catalogue_module_run_as_a_command_says_so_without_a_warning(module):
+    """F4: ``python -m paper_checks.core`` printed runpy's RuntimeWarning ("found in
+    sys.modules after import of package 'paper_checks'"; the package imports every catalogue
+    module) and did nothing; ``-m paper_checks.p001`` printed it before its own refusal. Now
+    one line naming the module and the commands, exit 2, before the catalogue loads (a
+    subprocess: only ``python -m`` shows it; 0.1 s)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", module],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"error: {module} is part of the claim catalogue, not a "
+                                  "command") and proc.stderr.count("\n") == 1
