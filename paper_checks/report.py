@@ -16,7 +16,8 @@ from collections import Counter
 from pathlib import Path
 
 from paper_checks.core import CORRECTED, LEGEND, PAPERS, RESTS_ON, VERDICTS
-from paper_checks.coverage import P004_FIGURES, coverage, numbered_coverage, overall
+from paper_checks.coverage import coverage, numbered_coverage, overall
+from paper_checks.figure_notes import P004_FIGURES
 from riskcalc._files import atomic
 
 REPORT = Path(__file__).with_name("REPORT.md")
