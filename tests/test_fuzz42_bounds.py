@@ -72,3 +72,24 @@ def test_a_catalogue_module_run_as_a_command_says_so_without_a_warning(module):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith(f"error: {module} is part of the claim catalogue, not a "
                                   "command") and proc.stderr.count("\n") == 1
+
+
+def _verdict(claim_id, monkeypatch, name, mutant):
+    """The quick verdict of ``claim_id`` with ``riskcalc.minimax.NAME``'s output mapped by
+    ``mutant(out, *args)`` (benchmarks/paper_formula_mutants.py's injection)."""
+    import paper_checks
+    from paper_checks.core import Config
+
+    fn = getattr(mm, name)
+    monkeypatch.setattr(mm, name, lambda *a, **k: mutant(fn(*a, **k), *a))
+    claim = paper_checks.CLAIMS[claim_id]
+    return claim.check(Config(True), claim.seed).verdict
+
+
+def test_lemma7_beta_check_rejects_a_lost_square_on_c_x(monkeypatch):
+    """F5: 000.lemma7.beta-sigma checked beta = sigma^2 = c_X^2 d/4 at c_X = 1 only, where a
+    lost square (beta = c_X d/4, a formula mutant) reads the same: the check held it. Now
+    c_X = 0.5."""
+    assert _verdict("000.lemma7.beta-sigma", monkeypatch, "logistic_constants",
+                    lambda out, cx, D, d: {**out, "beta": cx * d / 4}) == "fails"
+
