@@ -33,13 +33,21 @@ def table1_chen(cfg, seed):
     printed = np.array([minimax.table1_rates(0.0, k, m, printed=True)["chen"] for k in n])
     corrected = np.array([minimax.table1_rates(0.0, k, m)["chen"] for k in n])
     corrected = corrected * n ** stated(0.0, "exponent")     # the corrected form's n exponent
-    slope = lambda v: float(np.log(v[1] / v[0]) / np.log(n[1] / n[0]))  # noqa: E731
-    s29, sp, sc = slope(eq29), slope(printed), slope(corrected)
-    return judge_erratum(abs(sp - s29) > 0.4, abs(sc - s29) < 1e-9,
+    slope = lambda v, x: float(np.log(v[1] / v[0]) / np.log(x[1] / x[0]))  # noqa: E731
+    s29, sp, sc = slope(eq29, n), slope(printed, n), slope(corrected, n)
+    # The corrected form's m exponent too (n = 100, m = 10 -> 1000): with n alone a lost root
+    # on m, ||l||/(n m), passed (fuzz42 bounds F6, benchmarks/paper_formula_mutants.py).
+    ms = np.array([m, 1000])
+    m29 = slope([minimax.fedprox_ier_bound(1, 1, 1, 0, 1, 0.0, n[0], n[0] * k, k)
+                 for k in ms], ms)
+    mc = slope([minimax.table1_rates(0.0, n[0], k)["chen"] for k in ms], ms)
+    return judge_erratum(abs(sp - s29) > 0.4, abs(sc - s29) < 1e-9 and abs(mc - m29) < 1e-9,
                          f"m={m}, R=0, n = 100 -> 10^4: eq. (29) of 000 scales as n^{s29:.3f}, "
-                         f"the printed 1/sqrt(mn) as n^{sp:.3f}, 1/(n sqrt m) as n^{sc:.3f}; "
+                         f"the printed 1/sqrt(mn) as n^{sp:.3f}, 1/(n sqrt m) as n^{sc:.3f} (and "
+                         f"as m^{mc:.3f} for m = 10 -> 1000, eq. (29) m^{m29:.3f}); "
                          f"m = n = 100: 1/sqrt(mn) = 0.01 vs 1/(n sqrt m) = 0.001",
-                         {"n": n, "eq29": eq29, "printed": printed, "corrected": corrected},
+                         {"n": n, "eq29": eq29, "printed": printed, "corrected": corrected,
+                          "m_exponents": {"eq29": m29, "corrected": mc}},
                          "||l||_inf / (n sqrt m) (= sqrt(m)/N, paper 000 eq. 29 with n_i = n)",
                          transcription=('independent',
                                         "paper 004's text is LaTeX (the cell reads ||l||_inf over "

@@ -93,3 +93,10 @@ def test_lemma7_beta_check_rejects_a_lost_square_on_c_x(monkeypatch):
     assert _verdict("000.lemma7.beta-sigma", monkeypatch, "logistic_constants",
                     lambda out, cx, D, d: {**out, "beta": cx * d / 4}) == "fails"
 
+
+def test_table1_chen_check_rejects_a_lost_root_on_m(monkeypatch):
+    """F6: 004.table1.chen-column compared the corrected row ||l||/(n sqrt m) with paper 000's
+    eq. (29) in its n exponent only (m = 10): ||l||/(n m), a root lost on m, was accepted as
+    the corrected form. Now its m exponent too (m = 10 -> 1000)."""
+    assert _verdict("004.table1.chen-column", monkeypatch, "table1_rates",
+                    lambda out, R, n, m, *a: {**out, "chen": out["chen"] / m ** 0.5}) == "fails"
