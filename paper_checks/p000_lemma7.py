@@ -122,15 +122,20 @@ def lemma7_mu0(cfg, seed):
 
 @claim("000.lemma7.proof-monotonicity", location="Lemma 7, proof (after eq. 13)",
        kind="closed-form identity",
-       statement="'x/(1 + x)^2 is decreasing from (0, 1) and is increasing from (1, infinity).'")
+       statement="'x/(1 + x)^2 is decreasing from (0, 1) and is increasing from (1, infinity).'",
+       mutants=('equality',))
 def lemma7_monotone(cfg, seed):
     x = np.geomspace(1e-3, 1e3, 2001)
     f = x / (1 + x) ** 2
     inc_left = bool(np.all(np.diff(f[x < 1]) > 0))
     dec_right = bool(np.all(np.diff(f[x > 1]) < 0))
+    # The corrected form's turning point, the root of the derivative (1 - x)/(1 + x)^3, through
+    # the seam: a moved one (x/(1 + x)^3 turns at 1/2) is rejected (fuzz42 bounds F7).
+    turn = stated(1.0, "equality")
+    corrected = bool(np.all(np.diff(f[x < turn]) > 0) and np.all(np.diff(f[x > turn]) < 0))
     # Verdict level (paper_checks.core): a swapped word in the proof; the endpoint minimum the
     # lemma uses is right.
-    return judge_erratum(inc_left and dec_right, inc_left and dec_right,
+    return judge_erratum(inc_left and dec_right, corrected,
                          f"f(0.1)={fmt(0.1 / 1.21)}, f(1)=0.25, f(10)={fmt(10 / 121)}: increasing on "
                          f"(0,1): {inc_left}, decreasing on (1,inf): {dec_right}",
                          {"increasing_on_0_1": inc_left, "decreasing_on_1_inf": dec_right},

@@ -100,3 +100,13 @@ def test_table1_chen_check_rejects_a_lost_root_on_m(monkeypatch):
     the corrected form. Now its m exponent too (m = 10 -> 1000)."""
     assert _verdict("004.table1.chen-column", monkeypatch, "table1_rates",
                     lambda out, R, n, m, *a: {**out, "chen": out["chen"] / m ** 0.5}) == "fails"
+
+
+def test_lemma7_word_swap_declares_a_mutant_and_rejects_it():
+    """F7: 000.lemma7.proof-monotonicity (x/(1 + x)^2 rises on (0, 1), falls beyond) declared
+    no mutant, so nothing showed its check would reject a wrong corrected form; its turning
+    point 1 now goes through the seam, and the check rejects it moved (x1.5)."""
+    from paper_checks.sensitivity import _claim_records
+
+    [rec] = _claim_records("000.lemma7.proof-monotonicity", True)
+    assert rec["mutant"] == "equality x1.5" and rec["sensitive"], rec

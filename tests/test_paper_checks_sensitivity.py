@@ -31,7 +31,7 @@ CHEAP = ["003.thm2.mp-closed-form", "003.thm2.lambda-limits", "003.thm2.rtfa-bea
          "003.lemma62.moment-bound", "000.lemma7.proof-monotonicity"]
 
 
-def test_quick_sensitivity_of_cheap_claims(quick_sensitivity):
+def test_quick_sensitivity_of_cheap_claims(quick_sensitivity, monkeypatch):
     records = quick_sensitivity(CHEAP)
     per = sensitive_claims(records)
     assert set(per) == set(CHEAP)
@@ -40,11 +40,21 @@ def test_quick_sensitivity_of_cheap_claims(quick_sensitivity):
     # the loose bound of Lemma 6.2: its /100 mutant passes (graded partial in coverage)
     assert per["003.lemma62.moment-bound"] is False
     assert "003.lemma62.moment-bound" in MUTANT_PASSES
-    # a claim without a declared mutant is reported, and is not sensitive
+    # Lemma 7's word swap declares its turning point since fuzz42 bounds F7 (it declared none)
     mono = [{k: r[k] for k in ("id", "verdict", "mutant", "sensitive")} for r in records
             if r["id"] == "000.lemma7.proof-monotonicity"]
     assert mono == [{"id": "000.lemma7.proof-monotonicity", "verdict": "erratum-harmless",
-                     "mutant": None, "sensitive": False}]
+                     "mutant": "equality x1.5", "sensitive": True}]
+    # a claim without a declared mutant is reported, and is not sensitive (that claim with
+    # its mutants taken away; its verdict given, so nothing runs)
+    from dataclasses import replace
+
+    from paper_checks.sensitivity import _claim_records
+
+    cid = "000.lemma7.proof-monotonicity"
+    monkeypatch.setitem(paper_checks.CLAIMS, cid, replace(paper_checks.CLAIMS[cid], mutants=()))
+    assert _claim_records(cid, True, "erratum-harmless") == [
+        {"id": cid, "verdict": "erratum-harmless", "mutant": None, "sensitive": False}]
 
 
 def test_every_holds_claim_declares_a_mutant():
