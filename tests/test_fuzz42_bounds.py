@@ -110,3 +110,20 @@ def test_lemma7_word_swap_declares_a_mutant_and_rejects_it():
 
     [rec] = _claim_records("000.lemma7.proof-monotonicity", True)
     assert rec["mutant"] == "equality x1.5" and rec["sensitive"], rec
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: mm.fedavg_weighted_bounds(1, 1, 1, 1, [0.1, 0.2], [0.5, 0.5], [4, 8]), "R"),
+    (lambda: mm.fedprox_aer_bound_weighted(1, [1, 0.5], 1, 0.1, [0.5, 0.5], [8, 16]), "mu"),
+    (lambda: mm.local_aer_weighted([1, 2], 1, 1, [0.5, 0.5], [8, 16]), "beta"),
+    (lambda: mm.fedprox_aer_bound_weighted(1, 1, 1, [0.1], [0.5, 0.5], [4, 8]), "R"),
+])
+def test_weighted_bounds_take_one_number_per_constant(call, name):
+    """F8: paper 000's bounds for general weights (Thms 4, 6, 11) sum over the clients' p and
+    n; a list for beta, mu, loss_sup, sigma2 or R was numpy's TypeError "only 0-dimensional
+    arrays can be converted to Python scalars" (or "The truth value of an array ... is
+    ambiguous"), naming nothing. Now a ValueError naming the parameter."""
+    with pytest.raises(ValueError, match=f"^{name} must be a number, got an array of shape"):
+        call()
+    assert mm.fedprox_aer_bound_weighted(1, 1, 1, 0.1, [0.5, 0.5], [4, 8]) == pytest.approx(
+        0.27410254037844384, rel=1e-15)

@@ -98,6 +98,15 @@ def _spread(value, shape):
         return value
 
 
+def scalars(**named) -> None:
+    """Raise unless each of ``named`` is one number (``real`` of rank 0): the weighted bounds
+    sum over the clients' ``p`` and ``n``, so their constants are numbers (a list was numpy's
+    TypeError "only 0-dimensional arrays can be converted to Python scalars", naming nothing;
+    fuzz42 bounds F8)."""
+    for name, value in named.items():
+        real(name, value, ndim=0)
+
+
 def smooth_convex(beta_name: str, beta, mu_name: str, mu):
     """``(beta, mu)`` as arrays with ``beta >= mu > 0``.
 

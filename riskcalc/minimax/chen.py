@@ -18,7 +18,8 @@ import numpy as np
 
 from riskcalc.minimax._common import (_offending, at_most, broadcasting, enough_samples,
                                       from_logs, heterogeneity, nonnegative, positive,
-                                      probability_vector, scalar_or_array, sizes, smooth_convex)
+                                      probability_vector, scalar_or_array, scalars, sizes,
+                                      smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
                                            fedprox_regime)
@@ -171,6 +172,7 @@ def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
     tuple of float
         ``(aer_bound, ier_bound)``.
     """
+    scalars(beta=beta, mu=mu, loss_sup=loss_sup, sigma2=sigma2, R=R)
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     s2 = nonnegative("sigma2", sigma2)
@@ -298,6 +300,7 @@ def local_aer_weighted(beta, mu, loss_sup, p, n):
     -------
     float
     """
+    scalars(beta=beta, mu=mu, loss_sup=loss_sup)
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     p_arr, n_arr = probability_vector(p, n)

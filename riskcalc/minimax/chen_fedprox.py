@@ -17,8 +17,8 @@ import numpy as np
 from riskcalc._validate import positive_int
 from riskcalc.minimax._common import (at_most, broadcasting, enough_samples,
                                       federation_holds, from_logs, heterogeneity, nonnegative,
-                                      positive, probability_vector, scalar_or_array, sizes,
-                                      smooth_convex)
+                                      positive, probability_vector, scalar_or_array, scalars,
+                                      sizes, smooth_convex)
 
 
 @broadcasting
@@ -69,6 +69,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     -------
     float
     """
+    scalars(beta=beta, mu=mu, loss_sup=loss_sup, R=R)
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     r = heterogeneity(R)
