@@ -127,3 +127,15 @@ def test_weighted_bounds_take_one_number_per_constant(call, name):
         call()
     assert mm.fedprox_aer_bound_weighted(1, 1, 1, 0.1, [0.5, 0.5], [4, 8]) == pytest.approx(
         0.27410254037844384, rel=1e-15)
+
+
+def test_record_results_take_the_parameters_shape():
+    """F9: the bounds that return a record (paper 004 Thm 1's constants and lambda) kept the
+    shape of each field: fedprox_constants(L=[1, 2]) gave C1 = 32.0 beside C2 = [32, 128], and
+    fedprox_lambda(L=[200, 300]) is_lower = True beside two lambdas (results of dicts were
+    spread to the parameters' shape already)."""
+    c = mm.fedprox_constants([1.0, 2.0], 1, 1)
+    assert [v.tolist() for v in c] == [[32, 32], [32, 128], [192, 192], [198, 792]]
+    lam = mm.fedprox_lambda([200, 300], 1, 1, 0.1, 16, 2)
+    assert lam.is_lower.tolist() == [True, True] and lam.lam.shape == (2,)
+    assert mm.fedprox_constants(1, 1, 1).C1 == 32.0         # numbers stay numbers

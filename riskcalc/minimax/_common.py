@@ -87,8 +87,12 @@ def _spread(value, shape):
     with empty arrays; fuzz39 fuzz2 F9)."""
     if isinstance(value, dict):
         return {k: _spread(v, shape) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        # A record (fedprox_constants', fedprox_lambda's) field by field: C1 of L = [1, 2] was
+        # one number beside C2's two, is_lower one bool beside lam's two (fuzz42 bounds F9).
+        return type(value)(*(_spread(v, shape) for v in value))
     if not isinstance(value, (int, float, np.ndarray, np.generic)):
-        return value                # a record of its own (fedprox_lambda's), kept
+        return value
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf" or arr.shape == shape:
         return value
