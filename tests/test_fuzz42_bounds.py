@@ -139,3 +139,15 @@ def test_record_results_take_the_parameters_shape():
     lam = mm.fedprox_lambda([200, 300], 1, 1, 0.1, 16, 2)
     assert lam.is_lower.tolist() == [True, True] and lam.lam.shape == (2,)
     assert mm.fedprox_constants(1, 1, 1).C1 == 32.0         # numbers stay numbers
+
+
+def test_overall_coverage_of_no_checkable_statement():
+    """F10: ``paper_checks.coverage.overall`` divided by the number of checkable statements:
+    an empty listing, or one whose statements are all not checkable, was a ZeroDivisionError;
+    now share 1 as ``coverage`` gives per paper."""
+    from paper_checks.coverage import coverage, overall
+
+    for rows in ([], [("003", "Sec. 5", "real data", "not checkable", [], "private")]):
+        cov = coverage(rows)
+        assert all(r["share"] == 1.0 for r in cov.values())
+        assert overall(cov) == (0, 1.0)
