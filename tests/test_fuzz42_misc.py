@@ -1,0 +1,45 @@
+"""Issue 32, fuzz42 (misc): what this fuzz found, each test failing before."""
+
+import json
+
+import pytest
+
+from tests.helpers import run_cli
+
+PRINTING = '''
+import numpy as np
+import riskcalc
+from montecarlo.linear.estimators import Estimator, fedavg_weight, register_estimator
+print("plugin loading")
+def limit(spec, route):
+    print("plugin limit")
+    res = riskcalc.limit("ftfa", gamma=spec.gamma, sigma=spec.sigma, r=spec.r,
+                         spectrum=spec.spectrum, route=route)
+    return np.asarray(res.bias), np.asarray(res.variance)
+def personal_filter(mu, t):
+    print("plugin filter")
+    return np.ones_like(mu)
+riskcalc.register_method(riskcalc.Method("{name}", "x", "r", None, True, "x", limit))
+register_estimator(Estimator("{name}", fedavg_weight, False, True, False, True, "x",
+                             personal_filter=personal_filter))
+'''
+
+
+@pytest.mark.parametrize("verb", ["predict", "compare"])
+def test_f1_a_plugins_print_goes_to_stderr_under_json(verb, tmp_path, capsys, monkeypatch):
+    """F1: a plugin's own ``print`` (at load, in its limit, in its filter) went to stdout and
+    ``--json``'s output did not parse; it goes to stderr now, and to stdout without --json."""
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    name = f"pr42{verb}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(PRINTING.format(name=name))
+    extra = ["--d", "20", "--reps", "2", "--no-progress"] if verb == "compare" else []
+    argv = ["--plugin", path, verb, name, "--gamma", "2", "--r", "1", "--sigma", "0.5", *extra]
+    code, out, err = run_cli(argv + ["--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["method"] == name
+    assert "plugin loading" in err and "plugin limit" in err
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "plugin limit" in out      # without --json: the plugin's stdout
