@@ -43,3 +43,14 @@ def test_f1_a_plugins_print_goes_to_stderr_under_json(verb, tmp_path, capsys, mo
     assert "plugin loading" in err and "plugin limit" in err
     code, out, err = run_cli(argv, capsys)
     assert code == 0 and "plugin limit" in out      # without --json: the plugin's stdout
+
+
+@pytest.mark.parametrize("cache", ["/dev/null", "/dev/stdout", "/dev/zero"])
+def test_f2_python_cache_on_a_device_is_refused_as_on_the_command_line(cache):
+    """F2: ``run_tasks(..., cache="/dev/null")`` (so ``compare``/``sweep`` from Python) was
+    taken: every finished task written to the device, nothing kept (``/dev/stdout``: the JSON
+    lines in the output); ``--cache /dev/null`` was refused. One rule now: the same message."""
+    from montecarlo.runner.tasks import run_tasks
+
+    with pytest.raises(ValueError, match=f"cache {cache}: (not a regular file|an open stream)"):
+        run_tasks(dict, [{"x": 1}], cache=cache, progress=False)
