@@ -54,3 +54,29 @@ def test_f2_python_cache_on_a_device_is_refused_as_on_the_command_line(cache):
 
     with pytest.raises(ValueError, match=f"cache {cache}: (not a regular file|an open stream)"):
         run_tasks(dict, [{"x": 1}], cache=cache, progress=False)
+
+
+def _zero_column(tmp_path, name="zero.npz"):
+    """Four clients of 40 rows in d = 10 (every n_j >= 1.5 d), feature 3 zero everywhere."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((160, 10))
+    X[:, 3] = 0.0
+    y = X @ (rng.standard_normal(10) / np.sqrt(10)) + 0.5 * rng.standard_normal(160)
+    np.savez(tmp_path / name, X=X, y=y, client=np.repeat(np.arange(4), 40))
+    return tmp_path / name
+
+
+def test_f3_estimate_says_why_auto_took_moments(tmp_path, capsys):
+    """F3: with every n_j >= 1.5 d, ``auto`` takes least squares, but a zero column (a design
+    of rank d - 1) switched it to moments, and only "route: moments" said so; the reason is
+    now a note (text) and ``estimate.notes`` (JSON, ``Estimate.notes``)."""
+    path = _zero_column(tmp_path)
+    code, out, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 0, err
+    assert "note: route auto took moments, not least squares" in out
+    assert "client 0's design has rank 9 < d = 10" in out
+    code, out, err = run_cli(["estimate", "--data", path, "--json"], capsys)
+    notes = json.loads(out)["estimate"]["notes"]
+    assert len(notes) == 1 and "rank 9" in notes[0]

@@ -143,11 +143,18 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     xty = xty.reshape(m, groups, d)
     yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
     traces = _gram_traces(X, rank, groups)
+    notes = ()
     if route == "auto":
         # n_j > d + 2 too: for d < 4, n_j >= LS_RATIO d alone took the least-squares route and
         # then refused the data (d = 2, n_j = 3: "needs every n_j > d + 2 = 4 rows").
-        route = ("least-squares" if n.min() >= max(LS_RATIO * d, d + 3)
-                 and rank_deficient(X, inverse, m) is None else "moments")
+        route, bad = "moments", None
+        if n.min() >= max(LS_RATIO * d, d + 3):
+            bad = rank_deficient(X, inverse, m)
+            route = "least-squares" if bad is None else "moments"
+        if bad is not None:     # the switch was silent (fuzz42 misc F3)
+            notes = (f"route auto took moments, not least squares (every n_j >= "
+                     f"{LS_RATIO:g} d): client {ids[bad[0]]}'s design has rank {bad[1]} < d = "
+                     f"{d} (a feature constant within that client?)",)
     if route == "least-squares":
         if not n.min() > d + 2:
             raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} "
@@ -187,7 +194,7 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov,
-                    mean_test=mean_test(X, y, inverse, n, pooled[1]))
+                    mean_test=mean_test(X, y, inverse, n, pooled[1]), notes=notes)
 
 
 def _check_max_seconds(max_seconds):
