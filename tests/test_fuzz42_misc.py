@@ -80,3 +80,20 @@ def test_f3_estimate_says_why_auto_took_moments(tmp_path, capsys):
     code, out, err = run_cli(["estimate", "--data", path, "--json"], capsys)
     notes = json.loads(out)["estimate"]["notes"]
     assert len(notes) == 1 and "rank 9" in notes[0]
+
+
+@pytest.mark.parametrize("method", ["fedavg", "ftfa", "rtfa --lam 0.5"])
+def test_f4_clients_at_gamma_1e_100_and_1e100_answer(method, tmp_path, capsys):
+    """F4: two clients at gamma 1e-100 and 1e100 (sample weights: p = 1, 1e-200; u = 1e200)
+    were refused by FedAvg, FTFA and RTFA, "the subordination derivative overflowed (Q =
+    nan)" (x^3 and p^2 underflowed, (1 - gamma + u)^2 overflowed; RTFA's traces divided by
+    delta^2 then p^2), where pFedMe answered. Now computed rescaled: the data-rich client
+    is its own least squares, sigma^2 gamma / (1 - gamma); the data-less one keeps the
+    other's model, r^2 + r^2 = 2."""
+    other = tmp_path / "other.json"
+    for target, them, want in [(1e-100, 1e100, 0.25e-100), (1e100, 1e-100, 2.0)]:
+        other.write_text(json.dumps([{"gamma": them, "r": 1, "sigma": 0.5}]))
+        code, out, err = run_cli(["predict", *method.split(), "--gamma", target, "--r", 1,
+                                  "--sigma", 0.5, "--clients-file", other, "--json"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["risk"] == pytest.approx(want, rel=1e-12)
