@@ -97,3 +97,28 @@ def test_f4_clients_at_gamma_1e_100_and_1e100_answer(method, tmp_path, capsys):
                                   "--sigma", 0.5, "--clients-file", other, "--json"], capsys)
         assert code == 0, err
         assert json.loads(out)["risk"] == pytest.approx(want, rel=1e-12)
+
+
+def test_f5_a_bad_scheduler_address_is_refused_at_once(capsys):
+    """F5: ``--scheduler tcp://:1`` (no host) waited dask's 30 s connection timeout; the
+    address is now checked before dask is imported (its scheme, host and port), and a host
+    name that does not resolve (``nonsense:1`` also waited 30 s) is refused naming it."""
+    import time
+
+    address, said = "tcp://:1", "no host in the address"
+    start = time.perf_counter()
+    code, out, err = run_cli(["compare", "ftfa", "--gamma", 2, "--r", 1, "--sigma", 0.5, "--d",
+                              20, "--reps", 2, "--no-progress", "--scheduler", address], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"error: scheduler '{address}': {said}" in err
+    assert time.perf_counter() - start < 5
+
+
+def test_f5_tls_without_its_configuration_is_one_error_line():
+    """F5: ``tls://HOST:PORT`` without dask's TLS configuration was a TypeError traceback
+    (``TLS expects a ssl_context argument``); now one error naming the scheduler."""
+    pytest.importorskip("dask.distributed")
+    from montecarlo.runner.dask_backend import _DaskBackend
+
+    with pytest.raises(ValueError, match=r"^scheduler 'tls://127.0.0.1:1': .*ssl"):
+        _DaskBackend("tls://127.0.0.1:1")
