@@ -140,3 +140,21 @@ def test_f6_no_figure_module_imports_pyplot_at_import():
                      [f"{node.module}.{a.name}" for a in node.names]
                      if isinstance(node, ast.ImportFrom) else [])
             assert "matplotlib.pyplot" not in names, path.name
+
+
+def test_f7_a_client_copied_under_a_second_id_is_noted(tmp_path, capsys):
+    """F7: client 1 holding client 0's rows (a client copied under a second id) was estimated
+    as two clients at r = 0 from each other (their least-squares fits equal) without a word;
+    a note now names the two clients (test_hardening_twentythird keeps rows shared across
+    clients estimated, not refused)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 5))
+    y = X @ rng.standard_normal(5) + 0.5 * rng.standard_normal(20)
+    np.savez(tmp_path / "copy.npz", X=np.vstack([X, X]), y=np.r_[y, y],
+             client=np.repeat([0, 1], 20))
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "copy.npz"], capsys)
+    assert code == 0, err
+    assert ("note: 20 rows of a client repeat a row of another (the same x and y; clients 0 "
+            "and 1 first)") in out

@@ -65,7 +65,8 @@ import numpy as np
 from riskcalc._validate import as_array
 from riskcalc.estimate.centring import mean_test
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
-                                    check_repeated_rows, check_variation, rank_deficient)
+                                    check_repeated_rows, check_variation, rank_deficient,
+                                    shared_rows)
 from riskcalc.estimate.files import load
 from riskcalc.estimate.lsq import least_squares
 from riskcalc.estimate.pairs import distances, geometry
@@ -109,7 +110,8 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
         X or y 0 everywhere, every row of X the same (features that do not vary), y one value
         in every row (``data.check_variation``), a client holding the same (x, y) row
-        twice (``data.check_repeated_rows``); work estimated beyond ``max_seconds``.
+        twice (``data.check_repeated_rows``); work estimated beyond ``max_seconds``. Two
+        clients holding one row are noted (``Estimate.notes``, ``data.shared_rows``).
     """
     _check_route(route)
     max_seconds = _check_max_seconds(max_seconds)
@@ -130,6 +132,7 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     # Its time: 16000 x 800 took 2 s, 10000 x 20 from 300 clients on least squares 9 s.
     check_seconds(X.shape[0], d, m, ls, max_seconds)
     check_repeated_rows(X, y, client)
+    shared = shared_rows(X, y, client)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.
     rank = np.empty(len(y), dtype=int)
@@ -194,7 +197,8 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov,
-                    mean_test=mean_test(X, y, inverse, n, pooled[1]), notes=notes)
+                    mean_test=mean_test(X, y, inverse, n, pooled[1]),
+                    notes=notes + ((shared,) if shared else ()))
 
 
 def _check_max_seconds(max_seconds):

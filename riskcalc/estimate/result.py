@@ -45,7 +45,8 @@ class Estimate:
         ``y_p``); ``centring_note`` says when they are not.
     notes : tuple of str
         Why the route is not the one ``auto`` takes by its sample sizes (a client's design
-        of rank below d, so moments where every n_j >= 1.5 d); empty otherwise.
+        of rank below d, so moments where every n_j >= 1.5 d), and rows two clients share
+        (``riskcalc.estimate.data.shared_rows``); empty otherwise.
     """
 
     d: int
