@@ -158,3 +158,20 @@ def test_f7_a_client_copied_under_a_second_id_is_noted(tmp_path, capsys):
     assert code == 0, err
     assert ("note: 20 rows of a client repeat a row of another (the same x and y; clients 0 "
             "and 1 first)") in out
+
+
+def test_f8_federation_messages_stay_one_short_line(tmp_path, capsys):
+    """F8: a --target that names no client listed every name (5000 named clients: one error
+    line of 80 kB), and a 100,000-character name was printed whole in every message naming
+    its client; now the first 10 names and a count, a long name by its start and length."""
+    clients = [{"name": f"client-{k:03d}", "gamma": 0.5, "r": 1, "sigma": 0.5}
+               for k in range(30)]
+    clients[0]["name"] = "x" * 1000
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path, "--target", "nobody"],
+                             capsys)
+    assert code == 2 and len(err) < 600 and "'client-009', ... (20 more))" in err
+    code, out, err = run_cli(["predict", "local", "--federation", path, "--target", 0], capsys)
+    assert code == 2 and len(err) < 300
+    assert "client 0 ('xxxxxxxxxxxxxxxxxxxx'...(1000 characters)): missing key rho" in err
