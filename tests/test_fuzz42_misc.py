@@ -175,3 +175,19 @@ def test_f8_federation_messages_stay_one_short_line(tmp_path, capsys):
     code, out, err = run_cli(["predict", "local", "--federation", path, "--target", 0], capsys)
     assert code == 2 and len(err) < 300
     assert "client 0 ('xxxxxxxxxxxxxxxxxxxx'...(1000 characters)): missing key rho" in err
+
+
+def test_f9_a_client_whose_x_is_zero_is_refused(tmp_path, capsys):
+    """F9: a client whose X is 0 in every row (X zero everywhere is refused) was estimated:
+    its sigma as y's spread with a confident standard error (0.62 +- 0.094 for 0.5), and the
+    spectrum's m1 dragged to 0.53 for 1; refused, naming the client."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 5))
+    y = X @ rng.standard_normal(5) + 0.5 * rng.standard_normal(60)
+    client = np.repeat([0, 1, 2], 20)
+    X[client == 1] = 0.0
+    np.savez(tmp_path / "blank.npz", X=X, y=y, client=client)
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "blank.npz"], capsys)
+    assert code == 2 and out == "" and "client 1's X is 0 in every row" in err

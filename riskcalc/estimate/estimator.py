@@ -108,10 +108,11 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     ValueError
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
-        X or y 0 everywhere, every row of X the same (features that do not vary), y one value
-        in every row (``data.check_variation``), a client holding the same (x, y) row
-        twice (``data.check_repeated_rows``); work estimated beyond ``max_seconds``. Two
-        clients holding one row are noted (``Estimate.notes``, ``data.shared_rows``).
+        X or y 0 everywhere (X of one client too), every row of X the same (features that do
+        not vary), y one value in every row (``data.check_variation``), a client holding the
+        same (x, y) row twice (``data.check_repeated_rows``); work estimated beyond
+        ``max_seconds``. Two clients holding one row are noted (``Estimate.notes``,
+        ``data.shared_rows``).
     """
     _check_route(route)
     max_seconds = _check_max_seconds(max_seconds)
@@ -124,6 +125,14 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
         raise ValueError(f"client {ids[np.argmin(n)]} has {n.min()} rows; each client needs "
                          "at least 3")
     m, d = ids.size, X.shape[1]
+    # A client whose X is 0 in every row (as X everywhere, refused by check_variation): its
+    # sigma was estimated as y's spread with a confident standard error (fuzz42 misc F9).
+    blank = np.bincount(inverse, (X.max(axis=1) != 0) | (X.min(axis=1) != 0), m) == 0
+    if blank.any():
+        raise ValueError(f"client {ids[np.argmax(blank)]}'s X is 0 in every row: the model "
+                         "draws every client's features from one covariance, so no estimate "
+                         "is meaningful for it (and it drags the spectrum's moments); drop "
+                         "the client or check how its features were read")
     # Before the work, its memory: the least-squares route's where it may be taken (auto:
     # from n_j >= LS_RATIO d only).
     ls = n.min() > d + 2 and (route == "least-squares"
