@@ -188,7 +188,9 @@ def load_plugin(path) -> None:
         raise PluginError(f"plugin {path}: " + (
             why if why and why != "does not exist" else
             "a folder, not a Python file (.py) that registers methods" if path.is_dir()
-            else "no such file"))
+            # /dev/null was "no such file" (the command line said what it is: fuzz42 misc F10)
+            else "a device, pipe or socket, not a Python file (.py) that registers methods"
+            if path.exists() else "no such file"))
     if path.suffix != ".py":
         raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
                           "methods")

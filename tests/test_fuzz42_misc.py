@@ -191,3 +191,12 @@ def test_f9_a_client_whose_x_is_zero_is_refused(tmp_path, capsys):
     np.savez(tmp_path / "blank.npz", X=X, y=y, client=client)
     code, out, err = run_cli(["estimate", "--data", tmp_path / "blank.npz"], capsys)
     assert code == 2 and out == "" and "client 1's X is 0 in every row" in err
+
+
+def test_f10_python_plugin_path_of_a_device_says_what_it_is():
+    """F10: ``plugins.load(["/dev/null"])`` said "no such file" for a file that exists (the
+    command line's ``--plugin /dev/null`` says it is a device); now the same reason."""
+    from riskcalc import plugins
+
+    with pytest.raises(plugins.PluginError, match=r"^plugin /dev/null: a device, pipe or socket"):
+        plugins.load(["/dev/null"])
