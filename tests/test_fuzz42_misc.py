@@ -200,3 +200,13 @@ def test_f10_python_plugin_path_of_a_device_says_what_it_is():
 
     with pytest.raises(plugins.PluginError, match=r"^plugin /dev/null: a device, pipe or socket"):
         plugins.load(["/dev/null"])
+
+
+def test_f11_an_in_process_scheduler_address_points_to_local():
+    """F11: ``scheduler="inproc://x"`` was dask's "not enough values to unpack (expected 3,
+    got 1)", naming no cause; now refused before dask's import, pointing to 'local'."""
+    from montecarlo.runner.dask_backend import _DaskBackend
+
+    with pytest.raises(ValueError, match=r"^scheduler 'inproc://x': an in-process address; .*"
+                                         r"give 'local'$"):
+        _DaskBackend("inproc://x")

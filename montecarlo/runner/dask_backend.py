@@ -8,7 +8,7 @@ from joblib import parallel_config
 
 
 #: Address schemes of dask.distributed that reach a scheduler over a network (``inproc``, an
-#: in-process address, is left to dask).
+#: in-process address, is refused: ``local`` is the cluster in this process).
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 #: Seconds a host name may take to resolve before it is left to dask.
 _RESOLVE_SECONDS = 5.0
@@ -21,12 +21,15 @@ def _refused(address) -> None:
     resolve, or a tcp host:port (an IP address or a name) where nothing listens (the
     connection is refused in microseconds, but dask's Client retried for its 30 s timeout;
     ``--scheduler nonsense:1`` waited that long, fuzz42 misc F5). host:port without a scheme
-    is tcp, as dask reads it. A resolver or a host that does not answer is left to dask."""
+    is tcp, as dask reads it; an in-process (``inproc``) address is refused for ``local``. A
+    resolver or a host that does not answer is left to dask."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(address if "://" in address else "tcp://" + address)
     if parts.scheme == "inproc":
-        return
+        # was dask's "not enough values to unpack (expected 3, got 1)" (fuzz42 misc F11)
+        raise ValueError(f"scheduler {address!r}: an in-process address; for a dask cluster in "
+                         "this process give 'local'")
     if parts.scheme not in SCHEMES:
         raise ValueError(f"scheduler {address!r}: unknown address scheme {parts.scheme!r} "
                          f"(dask's are {', '.join(SCHEMES)}; {_HELP})")
