@@ -7,6 +7,7 @@ link is written through, as a shell's ``> path`` does.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import tokenize
 from contextlib import contextmanager
@@ -67,6 +68,56 @@ def through_links(path, option: str) -> str:
         raise ValueError(f"{option} {path}: {exc.strerror or exc} (a loop of symbolic "
                          "links?)") from None
 
+
+#: A folder of open descriptors: /proc/self/fd (which /dev/stdout, /dev/stderr and /dev/fd/N
+#: lead to) once /proc/self is resolved, or a thread's.
+_FD_FOLDER = re.compile(r"/proc/(\d+)(/task/\d+)?/fd")
+
+#: Links followed before giving up (Linux's own limit).
+_MAX_LINKS = 40
+
+
+def stream(path) -> str | None:
+    """What ``path`` names when it leads through symbolic links to an open descriptor
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``): "stdout",
+    "stderr" or "descriptor N" of this process, "a descriptor of process P" of another;
+    None for any other path. Resolved whole, such a path is the file a shell redirect opened
+    (or a /proc name of a pipe), which an atomic write must not replace."""
+    here = os.path.abspath(str(path))
+    for _ in range(_MAX_LINKS):
+        found = _FD_FOLDER.fullmatch(os.path.realpath(os.path.dirname(here)))
+        if found:
+            fd = os.path.basename(here)
+            if int(found.group(1)) != os.getpid():
+                return f"a descriptor of process {found.group(1)}"
+            return {"1": "stdout", "2": "stderr"}.get(fd, f"descriptor {fd}")
+        if not os.path.islink(here):
+            return None
+        here = os.path.abspath(os.path.join(os.path.dirname(here), os.readlink(here)))
+    return None
+
+
+def no_special_file(path, option: str, dash: bool = False) -> str:
+    """``path`` through its links (``through_links``), or ValueError naming ``option`` when it
+    leads to an open stream (``stream``) or to an existing device, FIFO or socket: the one
+    rule of every output file, the command line's options and the Python API's ``cache=``
+    alike (``cache="/dev/null"`` was taken and kept nothing, fuzz42 misc F2). ``dash``: the
+    option takes ``-`` for stdout (its message then says so)."""
+    fd = stream(path)
+    if fd is not None:
+        # The rename of the atomic write went over the file the shell's redirect points to
+        # (``>> log`` lost the log) or failed on a /proc path (a pipe).
+        raise ValueError(f"{option} {path}: an open stream ({fd}), not a file: an output "
+                         "file is written by a rename, which would replace what the stream "
+                         "leads to; " + (f"use {option} - (or no {option}) for stdout"
+                                         if dash else "give a file name"))
+    path = through_links(path, option)
+    if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        # A device, FIFO or socket: an atomic write (temporary file, then rename) would replace
+        # it with a regular file (/dev/null for everyone, when run as root).
+        raise ValueError(f"{option} {path}: not a regular file (a device, pipe or socket); "
+                         "give a file name")
+    return path
 
 
 @contextmanager

@@ -18,10 +18,12 @@ method too, in this process and in worker processes alike. ``add_registry`` lets
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import pathlib
+import sys
 from dataclasses import replace
 from functools import lru_cache
 
@@ -36,6 +38,9 @@ ENV = "FEDRISK_PLUGINS"
 #: The process id of the one that called ``load``: its workers defer a plugin's failure.
 ENV_PID = ENV + "_PID"
 _LOADED: set = set()
+#: "1" while the command prints JSON: plugin code's own ``print`` goes to stderr then, in this
+#: process and in the worker processes (which inherit the environment).
+ENV_STDERR = ENV + "_STDOUT_TO_STDERR"
 #: A worker's deferred plugin failure (``load_from_env``), raised by ``check_worker``.
 _DEFERRED: list = []
 
@@ -45,13 +50,37 @@ class PluginError(ValueError):
     non-finite or non-numeric result."""
 
 
+def _user_code(call):
+    """``call()``, its writes to stdout sent to stderr while ``ENV_STDERR`` is "1" (a plugin's
+    ``print`` broke ``--json``'s output: fuzz42 misc F1)."""
+    if os.environ.get(ENV_STDERR) != "1":
+        return call()
+    with contextlib.redirect_stdout(sys.stderr):
+        return call()
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(on: bool):
+    """While inside, plugin code's stdout goes to stderr if ``on`` (``ENV_STDERR``); the
+    environment is restored on leaving."""
+    before = os.environ.get(ENV_STDERR)
+    os.environ[ENV_STDERR] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_STDERR, None)
+        else:
+            os.environ[ENV_STDERR] = before
+
+
 def guard(fn, origin: str, what: str, check=None):
     """``fn`` wrapped so that any exception it raises (but Ctrl-C), SystemExit included,
     becomes a ``PluginError`` saying ``origin: what raised ...``; ``check(result)`` (returning
     an error text or None) vets its result."""
     def guarded(*args, **kwargs):
         try:
-            out = fn(*args, **kwargs)
+            out = _user_code(lambda: fn(*args, **kwargs))
             problem = check(out) if check is not None else None
         except (KeyboardInterrupt, Stop, PluginError):
             # A PluginError already names its plugin: wrapped again at every level, a limit
@@ -126,7 +155,7 @@ def _run_plugin(origin: str, body) -> None:
     """Run ``body()`` (a plugin's code) behind the boundary."""
     before = {id(r): set(r) for r, _, _ in _REGISTRIES}
     try:
-        body()
+        _user_code(body)
     except (KeyboardInterrupt, Stop):
         raise
     except BaseException as exc:   # noqa: B036  any failure of user code, SystemExit too
@@ -159,7 +188,9 @@ def load_plugin(path) -> None:
         raise PluginError(f"plugin {path}: " + (
             why if why and why != "does not exist" else
             "a folder, not a Python file (.py) that registers methods" if path.is_dir()
-            else "no such file"))
+            # /dev/null was "no such file" (the command line said what it is: fuzz42 misc F10)
+            else "a device, pipe or socket, not a Python file (.py) that registers methods"
+            if path.exists() else "no such file"))
     if path.suffix != ".py":
         raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
                           "methods")

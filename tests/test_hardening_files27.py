@@ -11,7 +11,7 @@ import os
 import pytest
 
 from riskcalc import plugins as rplugins
-from riskcalc.cli.shared.outputs import stream
+from riskcalc._files import stream
 from tests.helpers import run_cli
 
 SWEEP = ["sweep", "rtfa", "--gamma", "2", "--sigma", "1", "--r", "1", "--lam", "1", "--d", "40",

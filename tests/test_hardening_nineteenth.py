@@ -114,16 +114,14 @@ def test_finite_clients_steps_name_the_atoms_when_no_step_count_fits():
 
 
 # was: "the subordination derivative is not positive (Q = nan); the pooled problem is too
-# close to N = d" where pooled N / d = 1e100: an overflow of extreme parameters together, now
-# said so. (MAML-FL at alpha = 1e50 overflowed the same way; it now answers:
-# tests/test_hardening_alpha.py.)
-@pytest.mark.parametrize("method, kw, q", [
-    ("rtfa", dict(gamma=[1e-100, 1e100], lam=1.0), "nan")])
-def test_finite_clients_overflow_is_not_blamed_on_pooled_n_near_d(method, kw, q):
-    with pytest.raises(SolverError, match=rf"^finite-clients limit: the subordination "
-                                          rf"derivative overflowed \(Q = {q}\): the parameters "
-                                          r"are too extreme together for double precision"):
-        riskcalc.clients_limit(method, r=[1.0, 1.0], sigma=[1.0, 1.0], **kw)
+# close to N = d" where pooled N / d = 1e100: an overflow of extreme parameters together, then
+# said so; since fuzz42 misc F4 computed rescaled (the data-rich client is its own least
+# squares, the data-less one keeps its model: r^2 + r^2). (MAML-FL at alpha = 1e50 overflowed
+# the same way; it now answers: tests/test_hardening_alpha.py.)
+@pytest.mark.parametrize("method, kw", [("rtfa", dict(gamma=[1e-100, 1e100], lam=1.0))])
+def test_finite_clients_overflow_is_not_blamed_on_pooled_n_near_d(method, kw):
+    res = riskcalc.clients_limit(method, r=[1.0, 1.0], sigma=[1.0, 1.0], **kw)
+    assert res.risk == pytest.approx([1e-100, 2.0], rel=1e-12)
 
 
 # was: "resolvent chain: the fixed point is unstable (slope 1 >= 1)", naming no input (advise

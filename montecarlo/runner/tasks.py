@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 from montecarlo.runner.budget import cores
 from montecarlo.runner.dask_backend import _DaskBackend
 from montecarlo.runner.threads import small_blas
+from riskcalc._files import no_special_file
 from riskcalc._validate import flag, path, positive_int
 from riskcalc.plugins import check_worker
 
@@ -240,6 +241,8 @@ def _check_paths(cache, scheduler, n_jobs):
     cache = None if cache is None else path("cache", cache)
     if cache is not None and os.path.isdir(cache):
         raise ValueError(f"cache {cache}: is a folder, expected a file path")
+    if cache is not None:       # the command line's rule: no device, pipe or open stream
+        no_special_file(cache, "cache")
     if scheduler is not None and not isinstance(scheduler, str):
         raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "
                          f"or 'local', got {scheduler!r}")

@@ -234,10 +234,23 @@ PATHS = ("federation", "clients_file", "data", "out", "cache", "csv")
 
 
 def _run(argv: list) -> int:
+    from riskcalc import plugins as registry
     from riskcalc.cli.shared import plugins
 
     try:
-        files = plugins.split_plugins(argv)[0]
+        files, rest = plugins.split_plugins(argv)
+    except ValueError as exc:
+        _error(exc)
+        return 2
+    # Under --json a plugin's own print went into the JSON output (fuzz42 misc F1).
+    with registry.stdout_to_stderr("--json" in rest):
+        return _run_verb(argv, files)
+
+
+def _run_verb(argv: list, files: list) -> int:
+    from riskcalc.cli.shared import plugins
+
+    try:
         # Before the parser exists: registered methods become METHOD choices.
         argv = plugins.load(argv, _command(argv))
     except ValueError as exc:

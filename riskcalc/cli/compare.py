@@ -16,7 +16,7 @@ from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.linear.measure import KINDS
 from riskcalc.cli import COMMANDS
-from riskcalc.cli.options import families, fedargs, rounds
+from riskcalc.cli.options import clients_file, families, fedargs, rounds
 from riskcalc.cli.shared import guards
 from riskcalc.cli.predict import add_model_options, spec_from_args
 from riskcalc.cli.tables.rounds import OVERFLOW
@@ -82,7 +82,7 @@ def setting_from_args(args, clients=None) -> Setting:
     if args.clients_file is not None:
         if clients is not None:
             raise ValueError("give --clients M or --clients-file, not both")
-        fed = fedargs.other_clients(args, fedargs.read_clients_file)
+        fed = clients_file.other_clients(args, clients_file.read_clients_file)
         clients = 1 + len(fed["gamma"])
         if fed["gamma"]:        # a federation file of one client has no others
             others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}

@@ -56,6 +56,8 @@ def run(args) -> int:
         print(guards.dumps(out))
         return 0
     print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['estimate']['route']}")
+    for note in est.notes:
+        print(f"note: {note}")
     print(f"{'client':>8} {'n':>7} {'gamma':>8} {'sigma':>17} {'r':>17} {'rho':>17}")
     for c in out["clients"]:
         # One space before each column: wider values (ids past 8 digits, 1.234e-05) ran

@@ -14,7 +14,7 @@ import numpy as np
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES, canonical_method, positive_int
 from riskcalc.cli import COMMANDS
-from riskcalc.cli.options import families, fedargs, rounds
+from riskcalc.cli.options import clients_file, families, fedargs, rounds
 from riskcalc.cli.shared import guards
 from riskcalc.cli.tables.rounds import OVERFLOW
 from riskcalc.linear.engine.joint_spectrum import d_if_used
@@ -126,7 +126,7 @@ def _federation(args, spec):
     None."""
     if args.clients_file is None:
         return None
-    others = fedargs.other_clients(args, fedargs.read_clients_file)
+    others = clients_file.other_clients(args, clients_file.read_clients_file)
     out = {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
            for k in ("gamma", "r", "sigma")}
     spectra = fedargs.client_spectra(args, others)

@@ -21,8 +21,8 @@ from riskcalc.cli import COMMANDS, underflow
 from riskcalc.cli.options import families, fedargs
 from riskcalc.cli.shared import guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
-from riskcalc._files import atomic_path
-from riskcalc.cli.shared.outputs import check_writable, not_an_input, same_file, stream
+from riskcalc._files import atomic_path, stream
+from riskcalc.cli.shared.outputs import check_writable, not_an_input, same_file
 from riskcalc.cli.predict import add_model_options, require_parameters, spectrum_from_args
 
 

@@ -221,3 +221,24 @@ def check_repeated_rows(X, y, client) -> None:
                          "client (the same x and y): the estimates assume independent samples, "
                          "and a repeated row counts twice; remove the repeats (numpy.unique("
                          "..., axis=0) per client) or check how the data were joined")
+
+
+def shared_rows(X, y, client) -> str | None:
+    """A note where two clients hold the same (x, y) row (a client's rows copied under a second
+    id, a join that matched twice), else None: the estimates assume independent clients, and
+    a client copied under another id was estimated at r = 0 from it without a word (fuzz42
+    misc F7). Rows are compared only where their y is repeated (one sort of N numbers); run
+    after ``check_repeated_rows`` (so a repeat is across clients)."""
+    _, key, count = np.unique(y, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(count[key.ravel()] > 1)
+    if candidates.size == 0:
+        return None
+    _, row, count = np.unique(np.column_stack([y[candidates], X[candidates]]), axis=0,
+                              return_inverse=True, return_counts=True)
+    if not np.any(count > 1):
+        return None
+    twice = candidates[np.flatnonzero(row.ravel() == np.flatnonzero(count > 1)[0])]
+    return (f"{int(np.sum(count - 1))} rows of a client repeat a row of another (the same x "
+            f"and y; clients {client[twice[0]]} and {client[twice[1]]} first): the estimates "
+            "assume independent clients, and a client's rows copied under another id make the "
+            "two look alike (r near 0); check how the data were joined")

@@ -65,7 +65,8 @@ import numpy as np
 from riskcalc._validate import as_array
 from riskcalc.estimate.centring import mean_test
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
-                                    check_repeated_rows, check_variation, rank_deficient)
+                                    check_repeated_rows, check_variation, rank_deficient,
+                                    shared_rows)
 from riskcalc.estimate.files import load
 from riskcalc.estimate.lsq import least_squares
 from riskcalc.estimate.pairs import distances, geometry
@@ -107,9 +108,11 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     ValueError
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
-        X or y 0 everywhere, every row of X the same (features that do not vary), y one value
-        in every row (``data.check_variation``), a client holding the same (x, y) row
-        twice (``data.check_repeated_rows``); work estimated beyond ``max_seconds``.
+        X or y 0 everywhere (X of one client too), every row of X the same (features that do
+        not vary), y one value in every row (``data.check_variation``), a client holding the
+        same (x, y) row twice (``data.check_repeated_rows``); work estimated beyond
+        ``max_seconds``. Two clients holding one row are noted (``Estimate.notes``,
+        ``data.shared_rows``).
     """
     _check_route(route)
     max_seconds = _check_max_seconds(max_seconds)
@@ -122,6 +125,14 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
         raise ValueError(f"client {ids[np.argmin(n)]} has {n.min()} rows; each client needs "
                          "at least 3")
     m, d = ids.size, X.shape[1]
+    # A client whose X is 0 in every row (as X everywhere, refused by check_variation): its
+    # sigma was estimated as y's spread with a confident standard error (fuzz42 misc F9).
+    blank = np.bincount(inverse, (X.max(axis=1) != 0) | (X.min(axis=1) != 0), m) == 0
+    if blank.any():
+        raise ValueError(f"client {ids[np.argmax(blank)]}'s X is 0 in every row: the model "
+                         "draws every client's features from one covariance, so no estimate "
+                         "is meaningful for it (and it drags the spectrum's moments); drop "
+                         "the client or check how its features were read")
     # Before the work, its memory: the least-squares route's where it may be taken (auto:
     # from n_j >= LS_RATIO d only).
     ls = n.min() > d + 2 and (route == "least-squares"
@@ -130,6 +141,7 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     # Its time: 16000 x 800 took 2 s, 10000 x 20 from 300 clients on least squares 9 s.
     check_seconds(X.shape[0], d, m, ls, max_seconds)
     check_repeated_rows(X, y, client)
+    shared = shared_rows(X, y, client)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.
     rank = np.empty(len(y), dtype=int)
@@ -143,11 +155,18 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     xty = xty.reshape(m, groups, d)
     yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
     traces = _gram_traces(X, rank, groups)
+    notes = ()
     if route == "auto":
         # n_j > d + 2 too: for d < 4, n_j >= LS_RATIO d alone took the least-squares route and
         # then refused the data (d = 2, n_j = 3: "needs every n_j > d + 2 = 4 rows").
-        route = ("least-squares" if n.min() >= max(LS_RATIO * d, d + 3)
-                 and rank_deficient(X, inverse, m) is None else "moments")
+        route, bad = "moments", None
+        if n.min() >= max(LS_RATIO * d, d + 3):
+            bad = rank_deficient(X, inverse, m)
+            route = "least-squares" if bad is None else "moments"
+        if bad is not None:     # the switch was silent (fuzz42 misc F3)
+            notes = (f"route auto took moments, not least squares (every n_j >= "
+                     f"{LS_RATIO:g} d): client {ids[bad[0]]}'s design has rank {bad[1]} < d = "
+                     f"{d} (a feature constant within that client?)",)
     if route == "least-squares":
         if not n.min() > d + 2:
             raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} "
@@ -187,7 +206,8 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov,
-                    mean_test=mean_test(X, y, inverse, n, pooled[1]))
+                    mean_test=mean_test(X, y, inverse, n, pooled[1]),
+                    notes=notes + ((shared,) if shared else ()))
 
 
 def _check_max_seconds(max_seconds):

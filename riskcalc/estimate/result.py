@@ -43,6 +43,10 @@ class Estimate:
         Whether the data are mean zero, as the model has them
         (``riskcalc.estimate.centring.mean_test``: ``features_p``, ``features_ratio``,
         ``y_p``); ``centring_note`` says when they are not.
+    notes : tuple of str
+        Why the route is not the one ``auto`` takes by its sample sizes (a client's design
+        of rank below d, so moments where every n_j >= 1.5 d), and rows two clients share
+        (``riskcalc.estimate.data.shared_rows``); empty otherwise.
     """
 
     d: int
@@ -53,6 +57,7 @@ class Estimate:
     route: str = "moments"
     cov: np.ndarray | None = None
     mean_test: dict | None = None
+    notes: tuple = ()
     # Arrays by value (riskcalc._frames.equal): the generated __eq__ raised "The truth value
     # of an array with more than one element is ambiguous".
     __eq__ = _frames.equal
@@ -146,7 +151,8 @@ class Estimate:
         ``fedrisk_federation``, ``d``, ``signal`` = ||theta_0||, ``clients`` with ``name``,
         ``id``, ``n``, ``r``, ``sigma``, ``rho``, ``spectrum`` and their standard errors ``se``,
         null where infinite), with the estimator's details under ``estimate`` and the same
-        clients as a bare list (the format before version 1) under ``federation``."""
+        clients as a bare list (the format before version 1) under ``federation``; the
+        route's ``notes`` under ``estimate``."""
         v, s = self.values, self.se
         sp = self.spectrum()
         spec = self.spec()
@@ -162,7 +168,8 @@ class Estimate:
                    for j, i in enumerate(self.ids)]
         return {"fedrisk_federation": 1, "d": int(self.d), "signal": float(centre),
                 "clients": clients,
-                "estimate": {"route": self.route, "signal_se": _finite(centre_se),
+                "estimate": {"route": self.route, "notes": list(self.notes),
+                             "signal_se": _finite(centre_se),
                              "spectrum": {"moments": v["moments"].tolist(),
                                           "moments_se": s["moments"].tolist(),
                                           "spec": spec,

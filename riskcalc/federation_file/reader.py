@@ -72,6 +72,15 @@ FAMILY_KEYS = {"linear": ("gamma", "n", "r", "sigma", "rho", "spectrum"),
 _NUMBERS = ("gamma", "r", "sigma", "rho")
 
 
+#: Most client names a message lists; longer names are shown by their start (``_shown``).
+NAMES_SHOWN = 10
+
+
+def _shown(name: str) -> str:
+    """``name`` as a message shows it: its repr, or its first 20 characters and its length."""
+    return repr(name) if len(name) <= 40 else f"{name[:20]!r}...({len(name)} characters)"
+
+
 @dataclass(frozen=True)
 class FederationFile:
     """A checked federation file.
@@ -107,7 +116,7 @@ class FederationFile:
         object, ``"clients": [[{...}]]``, has no name: it was an AttributeError)."""
         c = self.clients[j]
         name = c.get("name") if isinstance(c, dict) else None
-        return f"client {j}" + (f" ({name!r})" if isinstance(name, str) else "")
+        return f"client {j}" + (f" ({_shown(name)})" if isinstance(name, str) else "")
 
     def error(self, j: int | None, text: str) -> ValueError:
         """A ValueError naming the file and client ``j``."""
@@ -129,9 +138,13 @@ class FederationFile:
             return names.index(text)
         if index is not None:
             return index
-        known = ", ".join(repr(n) for n in names if n is not None)
+        # The first NAMES_SHOWN names: 5000 named clients made this one line of 80 kB (as a
+        # 100,000-character name did every message naming its client; fuzz42 misc F8).
+        named = [n for n in names if n is not None]
+        known = ", ".join(_shown(n) for n in named[:NAMES_SHOWN]) + (
+            f", ... ({len(named) - NAMES_SHOWN} more)" if len(named) > NAMES_SHOWN else "")
         raise ValueError(f"--target {value!r}: not a client of {self.where} (a 0-based index "
-                         f"below {self.m}" + (f" or a name: {known}" if known else "") + ")")
+                         f"below {self.m}" + (f" or a name: {known}" if named else "") + ")")
 
     def check_default_spectrum(self, spec) -> None:
         """``default_spectrum_used`` for ``--spectrum``."""

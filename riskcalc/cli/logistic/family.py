@@ -179,9 +179,9 @@ def _problem(args, verb) -> dict:
     prob.update(global_lam=args.global_lam,
                 weights=args.weights if families.given(args, "weights") else "samples")
     if args.clients_file is not None:
-        from riskcalc.cli.options import fedargs
+        from riskcalc.cli.options import clients_file
 
-        others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
+        others = clients_file.other_clients(args, clients_file.read_logistic_clients_file)
         prob.update(gammas=[args.gamma] + others["gamma"], rs=[args.r] + others["r"])
     else:
         from riskcalc.logistic.ranges import identical_clients

@@ -47,9 +47,9 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
             if args.clients is not None:
                 raise ValueError("give --clients M (identical clients) or --clients-file, not "
                                  "both")
-            from riskcalc.cli.options import fedargs
+            from riskcalc.cli.options import clients_file
 
-            others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
+            others = clients_file.other_clients(args, clients_file.read_logistic_clients_file)
         elif args.clients is None:
             raise ValueError("--global federated needs --clients M[,M2,...], --clients-file or "
                              "--federation")

@@ -20,7 +20,7 @@ from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, positive, positive
                                 seed_integer)
 from riskcalc._text import distinct, integer
 from riskcalc.cli import GIVEN
-from riskcalc.cli.options import families, fedargs
+from riskcalc.cli.options import clients_file, families, fedargs
 from riskcalc.cli.shared import guards
 from riskcalc.cli.tables.rounds import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
@@ -183,7 +183,7 @@ def federation(args) -> dict:
         raise ValueError("--rounds needs --r and --sigma (the target's), or --federation")
     target = {"gamma": float(args.gamma), "r": float(args.r), "sigma": float(args.sigma)}
     if args.clients_file is not None:
-        others = fedargs.other_clients(args, fedargs.read_clients_file)
+        others = clients_file.other_clients(args, clients_file.read_clients_file)
         if 1 + len(others["gamma"]) > MAX_CLIENTS:
             raise ValueError(f"{args.clients_file}: {1 + len(others['gamma'])} clients; at most "
                              f"{MAX_CLIENTS} along the rounds (each client is solved, none "

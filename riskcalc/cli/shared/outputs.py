@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import tempfile
 
-from riskcalc._files import through_links, user_path
+from riskcalc._files import no_special_file, user_path
 
 
 def check_writable(path, option: str, dash: bool = False) -> None:
@@ -22,15 +21,7 @@ def check_writable(path, option: str, dash: bool = False) -> None:
         raise ValueError(f"{option} needs a file name, got an empty one")
     if str(path).strip() == "-":    # was: a file named "-" (where the convention says stdout)
         raise ValueError(f"{option} -: give a file name ({option} writes a file, not stdout)")
-    fd = stream(path)
-    if fd is not None:
-        # The rename of the atomic write went over the file the shell's redirect points to
-        # (``>> log`` lost the log) or failed on a /proc path (a pipe).
-        raise ValueError(f"{option} {path}: an open stream ({fd}), not a file: an output "
-                         "file is written by a rename, which would replace what the stream "
-                         "leads to; " + (f"use {option} - (or no {option}) for stdout"
-                                         if dash else "give a file name"))
-    path = through_links(path, option)
+    path = no_special_file(path, option, dash)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
@@ -43,11 +34,6 @@ def check_writable(path, option: str, dash: bool = False) -> None:
         raise ValueError(f"{option} {path}: " + (
             f"{folder} is a file, not a folder" if os.path.lexists(folder)
             else f"folder {folder} does not exist"))
-    if os.path.exists(path) and not os.path.isfile(path):
-        # A device, FIFO or socket: an atomic write (temporary file, then rename) would replace
-        # it with a regular file (/dev/null for everyone, when run as root).
-        raise ValueError(f"{option} {path}: not a regular file (a device, pipe or socket); "
-                         "give a file name")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise ValueError(f"{option} {path}: not writable")
     try:
@@ -63,34 +49,6 @@ def check_writable(path, option: str, dash: bool = False) -> None:
             errno.ENOENT, errno.EINVAL) else exc.strerror or exc)
         raise ValueError(f"{option} {path}: cannot create a file in {folder} ({why}); give "
                          "a file in a writable folder") from None
-
-
-#: A folder of open descriptors: /proc/self/fd (which /dev/stdout, /dev/stderr and /dev/fd/N
-#: lead to) once /proc/self is resolved, or a thread's.
-_FD_FOLDER = re.compile(r"/proc/(\d+)(/task/\d+)?/fd")
-
-#: Links followed before giving up (Linux's own limit).
-_MAX_LINKS = 40
-
-
-def stream(path) -> str | None:
-    """What ``path`` names when it leads through symbolic links to an open descriptor
-    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``): "stdout",
-    "stderr" or "descriptor N" of this process, "a descriptor of process P" of another;
-    None for any other path. Resolved whole, such a path is the file a shell redirect opened
-    (or a /proc name of a pipe), which an atomic write must not replace."""
-    here = os.path.abspath(str(path))
-    for _ in range(_MAX_LINKS):
-        found = _FD_FOLDER.fullmatch(os.path.realpath(os.path.dirname(here)))
-        if found:
-            fd = os.path.basename(here)
-            if int(found.group(1)) != os.getpid():
-                return f"a descriptor of process {found.group(1)}"
-            return {"1": "stdout", "2": "stderr"}.get(fd, f"descriptor {fd}")
-        if not os.path.islink(here):
-            return None
-        here = os.path.abspath(os.path.join(os.path.dirname(here), os.readlink(here)))
-    return None
 
 
 def make_folder(path, option: str) -> None:

@@ -131,16 +131,40 @@ def moments(gam, count, p, g):
     # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
     u = (np.zeros_like(x) if count.sum() == 1
          else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
-    root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
-    return x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
+    return x, u, gam * x ** 3 / ((1.0 + gam * x) * _root(gam, u))
+
+
+def _root(gam, u):
+    """sqrt((1 - gamma + u)^2 + 4 gamma u), scaled (complex-safe): u = 1e200 (gamma_j 1e100
+    beside 1e-100) overflowed the square (fuzz42 misc F4)."""
+    a, b = 1.0 - gam + u, 2.0 * np.sqrt(gam) * np.sqrt(u)
+    big = np.maximum(np.abs(a), np.abs(b))
+    big = np.where(big > 0, big, 1.0)
+    return big * np.sqrt((a / big) ** 2 + (b / big) ** 2)
+
+
+def per_p2(var_r, gam, x, u, p):
+    """var_r / p^2 (``moments``); where p^2 is below the normal doubles (gamma_j 1e-100 beside
+    1e100: p = 1e-200, whose x^3 and p^2 underflowed to 0 / 0, and Q was NaN: fuzz42 misc
+    F4) from gamma x (x / p)^2 / ((1 + gamma x) root), which forms neither."""
+    small = np.abs(p) < _P_SMALL
+    if not np.any(small):
+        return var_r / p ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plain = var_r / p ** 2
+    return np.where(small, gam * x * (x / p) ** 2 / ((1.0 + gam * x) * _root(gam, u)), plain)
+
+
+#: Weights below which ``per_p2`` does not divide by p^2 (whose square is then below 1e-300).
+_P_SMALL = 1e-150
 
 
 def not_positive(Q, gam=None, count=None) -> SolverError:
     """The refusal of a subordination derivative Q that is not positive: it tends to 0 as the
     pooled problem nears N = d; a non-finite Q, or one with ``gam`` and ``count`` pooling
     N >= 1.01 d, is the rounding of extreme parameters (gamma_j = 1e-100 and 1e100 gave Q =
-    nan, MAML-FL's alpha = 1e50 Q = -inf, gamma = 1e15 over 2e15 clients Q = -4.7e55 at N =
-    2 d: all were said to be "too close to N = d")."""
+    nan until ``per_p2``, MAML-FL's alpha = 1e50 Q = -inf, gamma = 1e15 over 2e15 clients Q =
+    -4.7e55 at N = 2 d: all were said to be "too close to N = d")."""
     pooled = 0.0 if gam is None else float(np.sum(np.asarray(count) / np.asarray(gam)))
     if np.isfinite(Q) and pooled < 1.01:
         return SolverError("finite-clients limit: the subordination derivative is not "
@@ -208,16 +232,16 @@ def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
     elementwise over groups; ``own`` (the oracle variance per unit sigma^2) is computed unless
     given. ``strict`` False: a group whose quadrature does not converge gets NaN traces
     (``mp_expect``) instead of an error."""
-    m1 = x ** 2 + var_r
-    D = m1 / p ** 2
+    var_b = per_p2(var_r, gam, x, u, p)
+    D = (x / p) ** 2 + var_b      # m1 / p^2, m1 = x^2 + var_r = -dm/du
     # With m = x = m(-u) and m1 = -dm/du, the quadratic of step 3 gives tau(S (S + u)^-1) =
     # 1 - u m = m / (1 + gamma m) and tau(S^2 (S + u)^-1) = m (1 + gamma + gamma^2 m) / (1 +
     # gamma m)^2, whose u-derivatives are the two traces below. They were 1 - 2 u m + u^2 m1
     # and m - u m1, with u ~ M: relative errors eps M^2 and eps M, so the bias of M = 1e10
     # identical clients was 0.5 + 1.1e-6 for 0.5 + 1.5e-10.
     lift = 1.0 + gam * x
-    E1 = m1 / lift ** 2 / p ** 2                                      # tau(S (pS + t)^-2)
-    E2 = m1 * (1.0 + gam + gam * (gam - 1.0) * x) / lift ** 3 / p ** 2   # tau(S^2 (pS + t)^-2)
+    E1 = D / lift ** 2                                          # tau(S (pS + t)^-2)
+    E2 = D * (1.0 + gam + gam * (gam - 1.0) * x) / lift ** 3     # tau(S^2 (pS + t)^-2)
     if method == "fedavg":
         # f = 1: the traces are those of step 5 already computed for every group.
         J = np.array([np.ones_like(x), D, E1, E2, x / lift / p, np.zeros_like(x)])
@@ -226,7 +250,7 @@ def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
         J = target_traces(gam, lam, p, u, strict)
         if own is None:
             _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
-    return D, var_r / p ** 2, E2, E1, J, own
+    return D, var_b, E2, E1, J, own
 
 
 def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):

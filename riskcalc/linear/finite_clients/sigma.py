@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.engine import kappa
-from riskcalc.linear.finite_clients.identity import subordination
+from riskcalc.linear.finite_clients.identity import per_p2, subordination
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
 
 
@@ -127,7 +127,7 @@ def federation(gam, count, weights, spectrum) -> dict:
     k0 = tau(K_w^2) per target group, om_l, rho_l = gamma_l om_l^2 and tau(Y) = int s dG."""
     p, g, x, u, var_r = subordination(gam, count, weights)
     om = p / (1.0 + gam * x)
-    return {"p": p, "g": g, "k0": (x ** 2 + var_r) / p ** 2, "om": om,
+    return {"p": p, "g": g, "k0": (x / p) ** 2 + per_p2(var_r, gam, x, u, p), "om": om,
             "rho_l": gam * om ** 2, "tau_y": float(spectrum.signal_mean)}
 
 

@@ -70,13 +70,17 @@ def ridge_traces(gamma, lam, p, u):
     atom = np.maximum(1.0 - 1.0 / gamma, 0.0)
     delta = u - lam
     c = (a1 - b1) / delta
-    l2, d2 = lam ** 2, delta ** 2
+    l2 = lam ** 2
+    # Divided by (delta p)^2 and (u p)^2 ~ t^2, not by delta^2 and then p^2: gamma_j 1e-100
+    # beside 1e100 (p = 1e-200, u = 1e200) overflowed one and underflowed the other, NaN
+    # (fuzz42 misc F4).
+    dp2 = (delta * p) ** 2
     h = l2 * (u * c - lam * a2) / delta
     with np.errstate(divide="ignore", invalid="ignore"):
-        at0 = np.where(atom > 0, atom / u ** 2, 0.0)        # u = 0 only at M = 1, gamma < 1
-    return np.array([atom + l2 * a2, (at0 + l2 * (a2 + b2 - 2.0 * c) / d2) / p ** 2,
-                     l2 * ((lam + u) * c - lam * a2 - u * b2) / d2 / p ** 2,
-                     l2 * (l2 * a2 + u ** 2 * b2 - 2.0 * lam * u * c) / d2 / p ** 2,
+        at0 = np.where(atom > 0, atom / (u * p) ** 2, 0.0)   # u = 0 only at M = 1, gamma < 1
+    return np.array([atom + l2 * a2, at0 + l2 * (a2 + b2 - 2.0 * c) / dp2,
+                     l2 * ((lam + u) * c - lam * a2 - u * b2) / dp2,
+                     l2 * (l2 * a2 + u * (u * b2) - 2.0 * lam * u * c) / dp2,
                      h / p, h / (lam * p)])
 
 
