@@ -26,8 +26,7 @@ from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_wi
 from riskcalc.logistic.engine.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.work import (growth_advice, growth_lam, growth_seconds, oracle_seconds,
-                                   refuse)
+from riskcalc.logistic.work import oracle_seconds, refuse_growing
 
 FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 #: Seconds per point solved together on Gauss-Hermite rules (measured, one thread, loaded
@@ -73,19 +72,12 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
             return near.size * NEAR_SECONDS + sum(
                 oracle_seconds(t * S[k], t * rr[k], lm_far[i], warm=i > 0)
                 for i, k in enumerate(far))
-        # Where the rules fit, every point's growth on separable data (``growth_seconds``;
-        # was: gamma [0.5, 0.6], signal = r = 0.3, lam 1e-5 estimated 5 ms, 57 s taken).
-        each = [growth_seconds(g[k], kappa[k], lm[k], 1.0) if at(1.0) <= max_seconds else 0.0
-                for k in range(g.size)]
-        growth, grows = sum(each), [k for k in range(g.size) if each[k]]
-        # The lam at which each growing point's growth takes its share of what the rules leave.
-        fit = [growth_lam(g[k], kappa[k], 1.0, (max_seconds - at(1.0)) / len(grows))
-               for k in grows]
-        refuse(at(1.0) + growth, max_seconds, f"the logistic grid ({g.size} points, "
-               f"{far.size} beyond the Gauss-Hermite reach, ||w_i|| up to "
-               f"{np.max(kappa):.3g})", lambda t: at(t) + growth,
-               fewer=growth_advice(growth, "fewer grid points",
-                                   max(fit) if fit and None not in fit else None))
+        # Where the rules fit, every point's growth on separable data (was: gamma [0.5,
+        # 0.6], signal = r = 0.3, lam 1e-5 estimated 5 ms, 57 s taken).
+        refuse_growing(at, max_seconds, f"the logistic grid ({g.size} points, {far.size} "
+                       f"beyond the Gauss-Hermite reach, ||w_i|| up to {np.max(kappa):.3g})",
+                       ((g[k], kappa[k], lm[k], 1) for k in range(g.size)),
+                       fewer="fewer grid points")
     # (No point within the reach: array_split refuses 0 parts; fuzz38 lead F2.)
     parts = np.array_split(near, -(-near.size // NEAR_CHUNK)) if near.size else []
     done = np.concatenate([np.zeros(0, bool)] + [

@@ -192,6 +192,32 @@ def growth_advice(growth, fewer=None, lam=None):
             f"grows as lam falls: {growth:.3g} s of it here; {larger})")
 
 
+def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None) -> None:
+    """``refuse`` for an estimate of rules and growth, the one shape of every logistic work
+    check (Sigma = I point and grid, under a spectrum, finite-M point and grid).
+
+    ``at(t)``: the rules' seconds with ``signal`` and ``r`` scaled by ``t`` (``refuse``'s
+    ``estimate_at``). ``growing``: the points that may grow on separable data, as tuples
+    ``(gamma, kappa, lam, count)`` (``count`` points alike), read only where the rules fit
+    (their thresholds cost seconds at large norms: the rules refuse those first); each adds
+    ``count`` times its ``growth_seconds`` at ``mean = <s>``. The lam named (``growth_lam``)
+    gives each growing point an equal share of what the rules leave of ``max_seconds``: at
+    it every point's growth is within its share, so the whole within the limit. ``fewer``:
+    what else brings it under (``growth_advice``)."""
+    rules = at(1.0)
+    growth, grows = 0.0, []
+    if rules <= max_seconds:
+        for gamma, kappa, lam, count in growing:
+            seconds = growth_seconds(gamma, kappa, lam, mean)
+            if seconds:
+                growth += count * seconds
+                grows.append((gamma, kappa, count))
+    share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
+    fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
+    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth,
+           fewer=growth_advice(growth, fewer, max(fit) if fit and None not in fit else None))
+
+
 def _scales(signal, r):
     """``(kappa, c_e, C)`` of clients with these ``r`` (module docstring), arrays."""
     kappa = np.hypot(signal, r)

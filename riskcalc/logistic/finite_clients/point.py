@@ -24,8 +24,7 @@ from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
 from riskcalc.logistic.ranges import MLE_LAM, mle_lam
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime, elapsed
-from riskcalc.logistic.work import (finite_seconds, growth_advice, growth_lam, growth_seconds,
-                                   overtime, refuse)
+from riskcalc.logistic.work import finite_seconds, overtime, refuse_growing
 
 
 @dataclass(frozen=True)
@@ -188,26 +187,22 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, s
     under = "" if spectrum is None else (f"; under this spectrum (mean eigenvalue "
                                          f"{spectrum.mean:.3g}) the margins' scale is "
                                          f"{root:.3g} ||w_i||")
-    growth, fit = (0.0, None) if method != "local_ridge" or at(1.0) > max_seconds else \
-        _growth(gam, signal, targets, lam, root, max_seconds - at(1.0))
-    refuse(at(1.0) + growth, max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
-           f"r up to {float(np.max(rr)):g}, {groups} distinct clients{under})",
-           lambda t: at(t) + growth, fewer=growth_advice(
-               growth, "fewer distinct clients (equal gamma and r are solved once)", fit))
+    refuse_growing(at, max_seconds, f"the finite-M logistic limit (signal = {signal:g}, r up "
+                   f"to {float(np.max(rr)):g}, {groups} distinct clients{under})",
+                   _growing(gam, signal, targets, lam, root) if method == "local_ridge"
+                   else (), root * root,
+                   fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
-def _growth(gam, signal, targets, lam, root, budget):
-    """Local ridge's ``work.growth_seconds`` over the targets (each at its smallest separable
-    gamma: a bound) and the lam at which each takes its share of ``budget``."""
-    gam, each = np.asarray(gam, float).ravel(), []
+def _growing(gam, signal, targets, lam, root):
+    """Local ridge's points that grow on separable data (``work.refuse_growing``'s
+    ``growing``): each target at its smallest separable gamma (a bound), ``root = sqrt(<s>)``."""
+    gam = np.asarray(gam, float).ravel()
     for rt in np.unique(np.asarray(targets, float)):
         kappa = root * float(np.hypot(signal, rt))
         separable = gam[gam >= mle_threshold(kappa)] if kappa <= 1e3 else gam[:0]
         if separable.size:
-            each.append((float(separable.min()), kappa))
-    growth = sum(growth_seconds(g, k, lam, root * root) for g, k in each)
-    fit = [growth_lam(g, k, root * root, budget / len(each)) for g, k in each]
-    return growth, (max(fit) if fit and None not in fit else None)
+            yield float(separable.min()), kappa, lam, 1
 
 
 @dataclass(frozen=True)
