@@ -4,8 +4,8 @@ one-point solver beyond it.
 Points whose every scale is within ``gaussian.GH_REACH`` (``||w_i||``, and at the solution
 ``|a|`` and ``rho``, each times ``SCALE_MARGIN``, as the one-point solver builds its rules) are
 solved together by ``riskcalc.logistic.broadcast`` on the same Gauss-Hermite rules as
-``fixed_point._limit``. The others (large signal norms, wide estimates), and any point whose
-ladder does not settle, are solved one at a time by the one-point solver (``fixed_point._limit``)
+``path._limit``. The others (large signal norms, wide estimates), and any point whose
+ladder does not settle, are solved one at a time by the one-point solver (``path._limit``)
 on the composite rules that resolve their scales, along the grid in boustrophedon order
 (``snake_order``), each started from the previous one's solution (a direct root, the
 continuation in lam when that fails): each entry is a root of the one-point system on the rules
@@ -19,8 +19,8 @@ import numpy as np
 from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fixed_point import (CENTRES, QUAD_RTOL, TOL, _limit, centre_geometry,
-                                           solve_fixed_point)
+from riskcalc.logistic.fixed_point import QUAD_RTOL, TOL, centre_geometry, solve_fixed_point
+from riskcalc.logistic.path import CENTRES, _limit
 from riskcalc.logistic.engine.gaussian import GH_REACH, Rule
 from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window, mle_lam
 from riskcalc.logistic.engine.warm import shared_rules

@@ -12,7 +12,7 @@ import numpy as np
 from riskcalc._validate import as_array, parameter, real
 
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
-from riskcalc.logistic.fixed_point import logistic_lam_path
+from riskcalc.logistic.path import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
 from riskcalc.logistic.ranges import check_gamma, mle_lam
 from riskcalc.logistic.work import (MAX_SECONDS, check_max_seconds, oracle_seconds,

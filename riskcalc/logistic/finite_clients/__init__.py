@@ -21,7 +21,7 @@ client of M identical clients, behind ``riskcalc.logistic_limit(..., clients=M)`
 
 This package's front (argument checks, per-client lists, results) is here; the solve of one
 federation's limits (``solve_point``, also one point of ``riskcalc.logistic.finite_clients.grid``)
-is ``riskcalc.logistic.finite_clients.point``.
+is ``riskcalc.logistic.finite_clients.point`` (under a spectrum ``spectral``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import numpy as np
 
 from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
                                 per_client, positive_int, real)
-from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
-                                                    check_reach, check_work, client_limits,
-                                                    solve_point)
+from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, check_reach,
+                                                    check_work, client_limits, solve_point)
+from riskcalc.logistic.finite_clients.spectral import _spectral_clients
 from riskcalc.logistic.finite_clients.grid import clients_grid, finite_grid
 from riskcalc.logistic.blocks.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
