@@ -22,7 +22,8 @@ from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import QUAD_RTOL, TOL, centre_geometry, solve_fixed_point
 from riskcalc.logistic.path import CENTRES, _limit
 from riskcalc.logistic.engine.gaussian import GH_REACH, Rule
-from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window, mle_lam
+from riskcalc.logistic.ranges import (LAM_RATIO, check_gamma, check_lam, check_reach,
+                                     check_window, mle_lam)
 from riskcalc.logistic.engine.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -49,6 +50,7 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     except ValueError:
         raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    check_reach(arrays[0], arrays[3])
     shape = arrays[0].shape
     g, S, rr, lm = (v.ravel().astype(float) for v in arrays)
     pairs = {(s, t): (1.0 if centre == "oracle" else fedavg_centre_scale(s, t))

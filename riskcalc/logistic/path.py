@@ -15,7 +15,7 @@ from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.engine.gaussian import NODES
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import _describe, settle, solve_fixed_point, test_error
-from riskcalc.logistic.ranges import check_gamma, check_lam, check_window
+from riskcalc.logistic.ranges import check_gamma, check_lam, check_reach, check_window
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.work import check_max_seconds, overtime
 
@@ -54,6 +54,7 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
     if lams.size == 0:          # was an empty list returned
         raise ValueError("lams must list at least one penalty lam >= 0, got an empty list")
     check_lam(lams)
+    check_reach(gamma, lams)
     if lams.size > MAX_PATH:
         # was: 10^6 penalties solved one after the other for many minutes, no estimate
         raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "

@@ -11,8 +11,8 @@ import numpy as np
 
 from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.errors import SolverError
-from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window,
-                                     mle_lam)
+from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_lam, check_reach,
+                                     check_window, mle_lam)
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -172,6 +172,7 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     except ValueError:
         raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    check_reach(arrays[0], arrays[3], spectrum)
     if max_seconds is not None:
         check_work(arrays, spectrum, max_seconds)
     if all(v.ndim == 0 for v in arrays):
