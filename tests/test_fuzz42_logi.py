@@ -32,3 +32,33 @@ def test_mu_beyond_the_window_by_e1_is_refused_before_solving():
     check_reach(1.0, 1e-300)
     check_reach(3.0, 0.0)
     check_reach(2.0, 0.5, riskcalc.Spectrum([1e-100, 1e100], weights=[0.5, 0.5]))
+
+
+def test_growth_below_the_floor_grows_with_the_stages():
+    # F4: below lam / <s> = 1e-6 the growth term was held at its value there: gamma 0.5,
+    # signal = r = 1 at lam 1e-13 was estimated at 14.1 s and ran 55 s (loaded) to the
+    # continuation's refusal; lam 1e-300 under two-point:1,4,0.5 ~56 s. On separable data the
+    # norm grows like log(1 / lam) below it: each stage (a factor 10) adds GROWTH_STAGE times
+    # the growth at the floor, refused up front naming a lam the estimate fits.
+    from riskcalc.logistic.work import GROWTH_FLOOR, growth_lam, growth_seconds
+
+    with pytest.raises(ValueError, match=r"estimated at 82 s .* \(on separable data the "
+                       r"solution grows as lam falls: 81\.7 s of it here; lam >= 2\.52e-07 "
+                       r"fits\)"):
+        riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-13, max_seconds=20)
+    kappa = 2 ** 0.5
+    at_floor = growth_seconds(0.5, kappa, GROWTH_FLOOR, 1.0)
+    below = [growth_seconds(0.5, kappa, lam, 1.0) for lam in (1e-7, 1e-13, 1e-300, 5e-324)]
+    assert at_floor < below[0] < below[1] < below[2] < below[3] < 1e4
+    assert growth_seconds(0.5, kappa, GROWTH_FLOOR * (1 + 1e-12), 1.0) == pytest.approx(
+        at_floor, rel=1e-9)
+    # growth_lam inverts it on both sides of the floor, and names no lam below gamma <s> /
+    # e^29, where mu may leave the window (gamma 2, lam 1e-100 named 4.9e-29 before; now
+    # check_reach refuses such a lam first).
+    for budget in (5.0, 20.0, 50.0):
+        lam = growth_lam(0.5, kappa, 1.0, budget)
+        assert growth_seconds(0.5, kappa, lam, 1.0) == pytest.approx(budget, rel=1e-9)
+    assert growth_lam(0.5, kappa, 1.0, 1e4) == pytest.approx(0.5 * np.exp(-29.0), rel=1e-12)
+    with pytest.raises(ValueError, match=r"^lam = 1e-100 is out of the solver's reach"):
+        riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=1e-100, max_seconds=1.0)
+

@@ -14,7 +14,7 @@ from riskcalc._validate import as_array, parameter, real
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
 from riskcalc.logistic.path import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
-from riskcalc.logistic.ranges import check_gamma, mle_lam
+from riskcalc.logistic.ranges import check_gamma, check_reach, mle_lam
 from riskcalc.logistic.work import (MAX_SECONDS, check_max_seconds, oracle_seconds,
                                     refuse_growing)
 
@@ -128,6 +128,7 @@ def _check_point(gamma, signal, r, lam, max_seconds, what):
     on separable data (``growth_seconds`` at ``<s> = 1``, as under the ``identity`` spectrum).
     Was: the rules alone, gamma 0.5, signal = r = 0.3, lam 1e-5 estimated at 0.19 s, which
     took 16-60 s (to the deadline) where ``identity`` estimated 13.2 s and refused below it."""
+    check_reach(gamma, lam)         # before the estimate, whose lam would be out of reach
     kappa = float(np.hypot(signal, r))
     lam = mle_lam(lam, gamma, kappa)
     refuse_growing(lambda t: oracle_seconds(t * signal, t * r, lam), max_seconds, what,
