@@ -62,3 +62,15 @@ def test_growth_below_the_floor_grows_with_the_stages():
     with pytest.raises(ValueError, match=r"^lam = 1e-100 is out of the solver's reach"):
         riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=1e-100, max_seconds=1.0)
 
+
+def test_rules_over_the_limit_at_a_tiny_lam_name_the_lam_that_fits():
+    # F5: gamma 0.5, signal = r = 1, lam 1e-300, max_seconds 1.5: 'estimated at 5.74 s' (the
+    # continuation's 300 stages) said only 'raise max_seconds'. Now the smallest lam whose
+    # rules and growth fit is named, checked as printed (0.000109 was 1.5003 s).
+    from riskcalc.logistic.work import growth_seconds, oracle_seconds
+
+    with pytest.raises(ValueError, match=r"over the limit max_seconds = 1\.5; a larger lam "
+                       r"\(most of it is the continuation's stages down to lam = 1e-300: lam "
+                       r">= 0\.00011 fits\), or raise max_seconds"):
+        riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, max_seconds=1.5)
+    assert oracle_seconds(1, 1, 1.1e-4) + growth_seconds(0.5, 2 ** 0.5, 1.1e-4, 1.0) <= 1.5

@@ -132,7 +132,8 @@ def _check_point(gamma, signal, r, lam, max_seconds, what):
     kappa = float(np.hypot(signal, r))
     lam = mle_lam(lam, gamma, kappa)
     refuse_growing(lambda t: oracle_seconds(t * signal, t * r, lam), max_seconds, what,
-                   [(gamma, kappa, lam, 1)])
+                   [(gamma, kappa, lam, 1)],
+                   by_lam=(lam, lambda v: oracle_seconds(signal, r, mle_lam(v, gamma, kappa))))
 
 
 def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):

@@ -210,7 +210,8 @@ def growth_advice(growth, fewer=None, lam=None):
             f"grows as lam falls: {growth:.3g} s of it here; {larger})")
 
 
-def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None) -> None:
+def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
+                   by_lam=None) -> None:
     """``refuse`` for an estimate of rules and growth, the one shape of every logistic work
     check (Sigma = I point and grid, under a spectrum, finite-M point and grid).
 
@@ -221,8 +222,14 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None) -> None
     ``count`` times its ``growth_seconds`` at ``mean = <s>``. The lam named (``growth_lam``)
     gives each growing point an equal share of what the rules leave of ``max_seconds``: at
     it every point's growth is within its share, so the whole within the limit. ``fewer``:
-    what else brings it under (``growth_advice``)."""
+    what else brings it under (``growth_advice``). ``by_lam``: for one point, ``(lam,
+    rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: where the rules alone
+    are over, the smallest lam whose rules and growth fit is named (bisection on log lam; both
+    fall as lam rises). Was: gamma 0.5, signal = r = 1, lam 1e-300, max_seconds 1.5 'estimated
+    at 5.74 s' (300 stages) advising only 'raise max_seconds'."""
     rules = at(1.0)
+    if rules > max_seconds and by_lam is not None:
+        fewer = _lam_by_rules(by_lam, list(growing), mean, max_seconds, fewer)
     growth, grows = 0.0, []
     if rules <= max_seconds:
         for gamma, kappa, lam, count in growing:
@@ -234,6 +241,26 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None) -> None
     fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
     refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth,
            fewer=growth_advice(growth, fewer, max(fit) if fit and None not in fit else None))
+
+
+def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
+    """``fewer`` with the smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and
+    growth fit ``max_seconds`` (``refuse_growing``), or as it is where even lam = 1 does not."""
+    lam, rules_at = by_lam
+
+    def total(v):
+        return rules_at(v) + sum(c * growth_seconds(g, k, v, mean) for g, k, _, c in growing)
+    if not (0.0 < lam < 1.0) or total(1.0) > max_seconds:
+        return fewer
+    lo, hi = math.log10(lam), 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if total(10.0 ** mid) <= max_seconds else (mid, hi)
+    shown = 10.0 ** hi
+    while total(float(f"{shown:.3g}")) > max_seconds:     # as printed (0.000109 was over)
+        shown *= 1.001
+    return ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the continuation's "
+            f"stages down to lam = {lam:g}: lam >= {shown:.3g} fits)")
 
 
 def _scales(signal, r):
