@@ -74,3 +74,14 @@ def test_rules_over_the_limit_at_a_tiny_lam_name_the_lam_that_fits():
                        r">= 0\.00011 fits\), or raise max_seconds"):
         riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, max_seconds=1.5)
     assert oracle_seconds(1, 1, 1.1e-4) + growth_seconds(0.5, 2 ** 0.5, 1.1e-4, 1.0) <= 1.5
+
+
+@pytest.mark.parametrize("signal", [1e-300, 1e-160])
+def test_a_tiny_centre_at_r_zero_leaves_the_cosine_undefined(signal):
+    # F6: signal = 1e-300, r = 0 (w_i = c): centre_geometry's signal^2 / kappa underflowed
+    # c_e to 0 (1e-160: to a subnormal), so w_i - c was taken as w_i and cosine -1.05e-16 was
+    # printed with no note, where the spectrum route (identity) said it is undefined.
+    for spectrum in (None, "identity"):
+        res = riskcalc.logistic_limit(gamma=0.5, signal=signal, r=0.0, lam=0.1,
+                                      spectrum=spectrum)
+        assert np.isnan(res.cosine) and "the cosine is undefined" in res.notes[0]

@@ -98,7 +98,9 @@ def centre_geometry(signal: float, r: float, scale: float = 1.0):
     kappa = float(np.hypot(signal, r))
     if kappa == 0.0:
         return 0.0, 0.0, 0.0
-    return kappa, scale * signal ** 2 / kappa, scale * signal * r / kappa
+    # signal (signal / kappa), not signal^2 / kappa: signal = 1e-300, r = 0 underflowed c_e to
+    # 0, so w_i - c was w_i and a cosine (-1e-16) was printed where w_i = c leaves it undefined.
+    return kappa, scale * signal * (signal / kappa), scale * signal * (r / kappa)
 
 
 def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
