@@ -85,3 +85,17 @@ def test_a_tiny_centre_at_r_zero_leaves_the_cosine_undefined(signal):
         res = riskcalc.logistic_limit(gamma=0.5, signal=signal, r=0.0, lam=0.1,
                                       spectrum=spectrum)
         assert np.isnan(res.cosine) and "the cosine is undefined" in res.notes[0]
+
+
+@pytest.mark.parametrize("spectrum", [None, "two-point:1,4,0.5"])
+def test_finite_client_local_ridge_checks_the_reach_of_its_own_fixed_point(spectrum):
+    # F7: local ridge with clients at gamma 2, signal = r = 1, lam 1e-14 (the clients' own
+    # fixed points, where (E1) puts mu beyond the window: F3) was refused by its estimate as
+    # 'lam >= 5.09e-13 fits' with max_seconds 20 (a solve at a larger one); now F3's refusal.
+    with pytest.raises(ValueError, match=r"^lam = 1e-14 is out of the solver's reach at gamma "
+                       r"= 2"):
+        riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=1e-14, clients=2,
+                                method="local_ridge", spectrum=spectrum, max_seconds=20)
+    with pytest.raises(ValueError, match=r"^lam = 1e-14 is out of the solver's reach"):
+        riskcalc.logistic_clients_limit(gamma=[0.5, 2], r=[1, 1], signal=1, lam=1e-14,
+                                        method="local_ridge", target=1, max_seconds=20)
