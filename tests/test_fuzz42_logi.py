@@ -99,3 +99,12 @@ def test_finite_client_local_ridge_checks_the_reach_of_its_own_fixed_point(spect
     with pytest.raises(ValueError, match=r"^lam = 1e-14 is out of the solver's reach"):
         riskcalc.logistic_clients_limit(gamma=[0.5, 2], r=[1, 1], signal=1, lam=1e-14,
                                         method="local_ridge", target=1, max_seconds=20)
+
+
+def test_one_point_under_a_spectrum_names_the_lam_whose_stages_fit():
+    # F8: as F5 under a spectrum: gamma 0.5, signal = r = 1, lam 1e-300, two-point:1,4,0.5,
+    # max_seconds 5 was 'estimated at 5.74 s ... raise max_seconds' alone.
+    with pytest.raises(ValueError, match=r"max_seconds = 5; a larger lam \(most of it is the "
+                       r"continuation's stages down to lam = 1e-300: lam >= 9\.96e-06 fits\)"):
+        riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, max_seconds=5,
+                                spectrum="two-point:1,4,0.5")

@@ -133,7 +133,11 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
                    f"{spectrum.mean:.3g}: the margins' scale is {root:.3g} ||w_i||, ||w_i|| up "
                    f"to {float(np.hypot(s_max, r_max)):.3g})",
                    [(gamma_max, kappa_max, lam_pos, points)], float(spectrum.mean),
-                   fewer="fewer grid points" if points > 1 else None)
+                   fewer="fewer grid points" if points > 1 else None,
+                   # One point: the lam whose stages fit (was 'raise max_seconds' alone at
+                   # lam 1e-300, two-point:1,4,0.5, max_seconds 5: 5.74 s of stages).
+                   by_lam=None if points > 1 else (lam_pos, lambda v: oracle_seconds(
+                       root * s_max, root * r_max, mle_lam(v, gamma_max, kappa_max))))
 
 
 def _solve_by(max_seconds):
