@@ -108,3 +108,17 @@ def test_one_point_under_a_spectrum_names_the_lam_whose_stages_fit():
                        r"continuation's stages down to lam = 1e-300: lam >= 9\.96e-06 fits\)"):
         riskcalc.logistic_limit(gamma=0.5, signal=1, r=1, lam=1e-300, max_seconds=5,
                                 spectrum="two-point:1,4,0.5")
+
+
+def test_the_sigma_identity_grid_keeps_its_deadline(monkeypatch):
+    # F9: the Sigma = I grid had no deadline: gamma [0.5, 0.50001], signal = r = 1, lam 1e-5
+    # with max_seconds 12 answered after 37 s (loaded). Its solves now check the call's
+    # deadline, the batch between its parts (one point per part here, so that the second
+    # part starts past a 6 ms limit the 5 ms estimate let through).
+    from riskcalc.logistic import grid
+
+    riskcalc.logistic_limit(gamma=0.05, signal=1, r=1, lam=1)      # imports, not timed
+    monkeypatch.setattr(grid, "NEAR_CHUNK", 1)
+    with pytest.raises(ValueError, match=r"^the logistic grid \(2 points\) was still solving "
+                       r"at max_seconds = 0\.006 "):
+        riskcalc.logistic_limit(gamma=[0.05, 0.06], signal=1, r=1, lam=0.1, max_seconds=0.006)

@@ -68,13 +68,16 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
     return out
 
 
-def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
-    clock = time.perf_counter()
+def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None, begun=None):
+    """One point's limit from ``start`` (None: its path), by ``begun + max_seconds``
+    (``begun``: ``time.perf_counter()`` when the call's limit began, a grid's start; default
+    now)."""
+    clock = time.perf_counter() if begun is None else begun
     deadline = None if max_seconds is None else clock + max_seconds
     try:    # every residual checks the deadline (only with max_seconds): one refusal here
         x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
                                                      start=start, scale=scale,
-                                                     max_seconds=max_seconds)
+                                                     max_seconds=max_seconds, begun=clock)
         start = x
         x_fine, err, fine = settle(x, kappa, gamma, signal, r, lam, c_e, C, deadline)
     except Overtime:
