@@ -73,9 +73,9 @@ def test_spectral_overtime_names_the_eigenvalues_when_they_are_the_cost(monkeypa
     # data; give larger penalties" at global_lam 0.1 (a milliseconds solve with 1000
     # eigenvalues): the 5e6 eigenvalues were the cost. (MANY_ATOMS lowered here to keep it
     # cheap.)
-    from riskcalc.logistic.finite_clients import point
+    from riskcalc.logistic.finite_clients import spectral
 
-    monkeypatch.setattr(point, "MANY_ATOMS", 100, raising=False)
+    monkeypatch.setattr(spectral, "MANY_ATOMS", 100, raising=False)
     with pytest.raises(ValueError, match=r"sums over the spectrum's 300000 distinct eigenvalues "
                        r"for each of 1 distinct client; give a spectrum of fewer distinct "
                        r"eigenvalues \(powerlaw:P,D with a smaller D\), or raise max_seconds"):

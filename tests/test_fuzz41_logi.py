@@ -29,7 +29,7 @@ def test_spectrum_estimate_counts_the_solution_growth_on_separable_data():
         riskcalc.logistic_limit(gamma=0.5, signal=0.3, r=0.3, lam=1e-3, spectrum="scaled:50",
                                 max_seconds=1.0)
     # No growth where the MLE exists, at lam = 0, or at lam / <s> >= 1e-2.
-    from riskcalc.logistic.spectrum.limits import growth_seconds
+    from riskcalc.logistic.work import growth_seconds
 
     assert growth_seconds(0.2, 3.0, 1e-3, 50.0) == growth_seconds(0.5, 3.0, 0.0, 50.0) == 0.0
     assert growth_seconds(0.5, 3.0, 0.5, 50.0) == 0.0 < growth_seconds(0.5, 3.0, 0.49, 50.0)

@@ -47,7 +47,8 @@ def test_growth_refusal_is_not_absurd_and_not_extrapolated():
     from riskcalc.logistic.work import GROWTH_FLOOR, growth_seconds
 
     at_floor = growth_seconds(0.5, 2 ** 0.5, GROWTH_FLOOR, 1.0)
-    assert 0 < growth_seconds(0.5, 2 ** 0.5, 1e-300, 1.0) == at_floor < 60
+    # Since fuzz42 logi F4 linear in the stages below the floor (not held, not a power law).
+    assert 0 < at_floor < growth_seconds(0.5, 2 ** 0.5, 1e-300, 1.0) < 1e4
     assert growth_seconds(0.5, 2 ** 0.5, 1e-5, 1.0) < at_floor
     riskcalc.logistic_limit(gamma=10.0, signal=1.0, r=1.0, lam=1e-11)     # answers
     estimate = _estimate(gamma=0.5, signal=1, r=1, lam=1e-300, max_seconds=1.0)[0]

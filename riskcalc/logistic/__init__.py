@@ -1,6 +1,7 @@
 """Personalized logistic regression in the proportional regime (d/n -> gamma): exact limits.
 
-``logistic_limit`` and ``logistic_lam_path`` (CGMT fixed point, ``fixed_point``),
+``logistic_limit`` and ``logistic_lam_path`` (CGMT fixed point, ``fixed_point``; its lam path
+and one-point limits, ``path``),
 ``mle_threshold`` (Candes-Sur existence transition, ``transition``),
 ``optimal_lambda_logistic`` (``tuning``), ``fedavg_centre_scale`` (``fedavg``);
 ``logistic_clients_limit`` and ``logistic_limit(..., clients=M)``: the federated pipeline with
@@ -15,7 +16,7 @@ of bias/variance), so it gets its own function and result type.
 
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.finite_clients import logistic_clients_limit
-from riskcalc.logistic.fixed_point import logistic_lam_path
+from riskcalc.logistic.path import logistic_lam_path
 from riskcalc.logistic.limits import logistic_limit
 from riskcalc.logistic.result import FiniteLogisticResult, LogisticClientsResult, LogisticResult
 from riskcalc.logistic.transition import mle_threshold

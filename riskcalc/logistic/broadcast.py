@@ -2,7 +2,7 @@
 for a whole grid of parameter points together.
 
 The equations, quadrature rules and accuracy check are those of the one-point solver
-(``fixed_point.solve_fixed_point`` and ``fixed_point._limit``): residuals (E1)-(E4) in
+(``fixed_point.solve_fixed_point`` and ``path._limit``): residuals (E1)-(E4) in
 ``(a, b, log q, log mu)``, accepted at sup-norm ``TOL``, on the tensor Gauss-Hermite rule with
 ``NODES[0]`` nodes, then re-solved on the next rule until two consecutive rules agree to
 ``QUAD_RTOL``. What changes is the solver: one damped Newton iteration for every point at once
@@ -146,7 +146,7 @@ def _continuation(gamma, lam, kappa, c_e, C, *, nodes, tol, lam_ratio, starts):
 
 
 def refine(x, kappa, gamma, lam, c_e, C, *, tol, rtol):
-    """The quadrature ladder of ``fixed_point._limit`` for every point: re-solve on the next
+    """The quadrature ladder of ``path._limit`` for every point: re-solve on the next
     rule until two consecutive rules agree to ``rtol``. Returns ``(x_fine, nodes, ok)``;
     ``ok`` marks the points whose rules agreed (the caller passes the others to the one-point
     solver, which resolves large scales with composite rules)."""
@@ -183,14 +183,14 @@ def first_order_start(kappa, gamma, lam, c_e, C, nodes=NODES[0]):
 
 def limits(x, nodes, kappa, c_e, C):
     """Risk, cosine, test log-loss and ``(a, b, q, mu, rho)`` of solved points (as
-    ``fixed_point._limit``; the test error is left to ``fixed_point.test_error``)."""
+    ``path._limit``; the test error is left to ``fixed_point.test_error``)."""
     a, b, q, mu = x[:, 0], x[:, 1], np.exp(x[:, 2]), np.exp(x[:, 3])
     rho = np.hypot(b, q)
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
     gap = np.hypot(kappa - c_e, C)
     with np.errstate(invalid="ignore", divide="ignore"):
         cosine = np.where(gap > 0, ((a - c_e) * ((kappa - c_e) / gap) - (b - C) * (C / gap))
-                          / dist_c, np.nan)     # unit vector first: as fixed_point._limit
+                          / dist_c, np.nan)     # unit vector first: as path._limit
     logloss = np.empty(len(x))
     for n in np.unique(nodes):
         sel = nodes == n

@@ -79,17 +79,12 @@ import time
 
 import numpy as np
 
-from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
-from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.engine.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_lam,
-                                     check_window, ladder, mle_lam)
-from riskcalc.logistic.result import LogisticResult
+from riskcalc.logistic.ranges import LAM_RATIO, LOG_WINDOW, ladder, mle_lam
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.engine.deadline import Overtime, by_deadline
-from riskcalc.logistic.work import check_max_seconds, overtime
+from riskcalc.logistic.engine.deadline import by_deadline
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
 TOL = 1e-11
@@ -103,7 +98,9 @@ def centre_geometry(signal: float, r: float, scale: float = 1.0):
     kappa = float(np.hypot(signal, r))
     if kappa == 0.0:
         return 0.0, 0.0, 0.0
-    return kappa, scale * signal ** 2 / kappa, scale * signal * r / kappa
+    # signal (signal / kappa), not signal^2 / kappa: signal = 1e-300, r = 0 underflowed c_e to
+    # 0, so w_i - c was w_i and a cosine (-1e-16) was printed where w_i = c leaves it undefined.
+    return kappa, scale * signal * (signal / kappa), scale * signal * (r / kappa)
 
 
 def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
@@ -212,7 +209,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
     ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
     one, would take the continuation beyond it, and at any stage raise ``deadline.Overtime`` from
-    the first residual evaluated past it (``_limit`` refuses then; None: no limit), counted
+    the first residual evaluated past it (``path._limit`` refuses then; None: no limit), counted
     from ``begun`` (``time.perf_counter``; default now). Module docstring for the equations.
 
     Raises
@@ -308,92 +305,6 @@ def _bridged(x, lam_from, lam_to, kappa, nodes, gamma, c_e, C, deadline, depth=3
     args, mid = (kappa, nodes, gamma, c_e, C, deadline, depth - 1), np.sqrt(lam_from * lam_to)
     xm, e, _ = _bridged(x, lam_from, mid, *args)
     return _bridged(xm, mid, lam_to, *args) if e <= TOL else (y, err, rule)
-
-
-CENTRES = ("oracle", "fedavg")
-
-
-#: Most penalties of one ``logistic_lam_path``.
-MAX_PATH = 10000
-
-
-def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
-                      max_seconds: float | None = 60.0) -> list:
-    """``logistic_limit`` for several ``lams`` at once (same order), each solve warm-started at
-    the previous (larger) lam: several times faster than separate calls along a path.
-
-    Parameters
-    ----------
-    gamma, signal, r, centre
-        As in ``logistic_limit``.
-    lams : sequence of float
-        Penalties, each >= 0 (at most ``MAX_PATH``).
-    max_seconds : float or None
-        Refuse a continuation below ``lam = 1e-4`` that would take longer than this
-        (``solve_fixed_point``); None: no limit.
-
-    Returns
-    -------
-    list of LogisticResult
-    """
-    # One point: an array was a TypeError from float().
-    gamma = float(check_gamma(real("gamma", gamma, ndim=0)))
-    signal = float(parameter("signal", signal, ndim=0))
-    r = float(parameter("r", r, ndim=0))
-    max_seconds = check_max_seconds(max_seconds)
-    lams = as_array("lam", real("lams", lams, ndim=1), low=0.0).reshape(-1)
-    if lams.size == 0:          # was an empty list returned
-        raise ValueError("lams must list at least one penalty lam >= 0, got an empty list")
-    check_lam(lams)
-    if lams.size > MAX_PATH:
-        # was: 10^6 penalties solved one after the other for many minutes, no estimate
-        raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "
-                         "a fixed-point solve, milliseconds to seconds)")
-    if not one_of(centre, CENTRES):
-        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
-    scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
-    out, x = [None] * lams.size, None
-    for k in np.argsort(-lams, kind="stable"):
-        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale, max_seconds)
-    return out
-
-
-def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
-    clock = time.perf_counter()
-    deadline = None if max_seconds is None else clock + max_seconds
-    try:    # every residual checks the deadline (only with max_seconds): one refusal here
-        x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
-                                                     start=start, scale=scale,
-                                                     max_seconds=max_seconds)
-        start = x
-        x_fine, err, fine = settle(x, kappa, gamma, signal, r, lam, c_e, C, deadline)
-    except Overtime:
-        raise overtime(gamma, signal, r, lam, time.perf_counter() - clock, max_seconds) from None
-    a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
-    check_window(q, mu, gamma, lam)
-    rho = float(np.hypot(b, q))
-    notes = []
-    dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
-    gap = np.hypot(kappa - c_e, C)          # ||w_i - c||, = r for the oracle centre
-    if gap > 0:
-        # Along the unit vector (w_i - c) / gap: gap * dist_c underflowed to 0 at r = 5e-324
-        # (a NaN cosine and numpy's "invalid value" warning).
-        cosine = ((a - c_e) * ((kappa - c_e) / gap) - (b - C) * (C / gap)) / dist_c
-    else:
-        cosine = float("nan")
-        notes.append("w_i = c (r = 0): the cosine is undefined")
-    logloss = fine.expect(np.logaddexp(0.0, -(a * fine.s + rho * fine.g)))
-    params = dict(gamma=gamma, signal=signal, r=r, lam=lam)
-    if centre != "oracle":
-        params.update(centre=centre, centre_scale=scale)
-    return LogisticResult(params,
-                          risk=float((a - kappa) ** 2 + b ** 2 + q ** 2), cosine=float(cosine),
-                          test_logloss=logloss, test_error=test_error(kappa, a, rho),
-                          a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes),
-                          diagnostics={"solver": "scipy.optimize.root (hybr)",
-                                       "residual": float(err),
-                                       "quadrature_nodes": int(fine.n),
-                                       "quadrature_axes": _describe(fine)}), start
 
 
 def _describe(rule) -> str:

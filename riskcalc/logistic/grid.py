@@ -4,8 +4,8 @@ one-point solver beyond it.
 Points whose every scale is within ``gaussian.GH_REACH`` (``||w_i||``, and at the solution
 ``|a|`` and ``rho``, each times ``SCALE_MARGIN``, as the one-point solver builds its rules) are
 solved together by ``riskcalc.logistic.broadcast`` on the same Gauss-Hermite rules as
-``fixed_point._limit``. The others (large signal norms, wide estimates), and any point whose
-ladder does not settle, are solved one at a time by the one-point solver (``fixed_point._limit``)
+``path._limit``. The others (large signal norms, wide estimates), and any point whose
+ladder does not settle, are solved one at a time by the one-point solver (``path._limit``)
 on the composite rules that resolve their scales, along the grid in boustrophedon order
 (``snake_order``), each started from the previous one's solution (a direct root, the
 continuation in lam when that fails): each entry is a root of the one-point system on the rules
@@ -14,20 +14,23 @@ its ladder settles on, as a scalar call's is.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fixed_point import (CENTRES, QUAD_RTOL, TOL, _limit, centre_geometry,
-                                           solve_fixed_point)
+from riskcalc.logistic.fixed_point import QUAD_RTOL, TOL, centre_geometry, solve_fixed_point
+from riskcalc.logistic.path import CENTRES, _limit
+from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.engine.gaussian import GH_REACH, Rule
-from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window, mle_lam
+from riskcalc.logistic.ranges import (LAM_RATIO, check_gamma, check_lam, check_reach,
+                                     check_window, mle_lam)
 from riskcalc.logistic.engine.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.work import (growth_advice, growth_lam, growth_seconds, oracle_seconds,
-                                   refuse)
+from riskcalc.logistic.work import oracle_seconds, refuse_growing
 
 FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 #: Seconds per point solved together on Gauss-Hermite rules (measured, one thread, loaded
@@ -50,6 +53,7 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     except ValueError:
         raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    check_reach(arrays[0], arrays[3])
     shape = arrays[0].shape
     g, S, rr, lm = (v.ravel().astype(float) for v in arrays)
     pairs = {(s, t): (1.0 if centre == "oracle" else fedavg_centre_scale(s, t))
@@ -73,23 +77,29 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
             return near.size * NEAR_SECONDS + sum(
                 oracle_seconds(t * S[k], t * rr[k], lm_far[i], warm=i > 0)
                 for i, k in enumerate(far))
-        # Where the rules fit, every point's growth on separable data (``growth_seconds``;
-        # was: gamma [0.5, 0.6], signal = r = 0.3, lam 1e-5 estimated 5 ms, 57 s taken).
-        each = [growth_seconds(g[k], kappa[k], lm[k], 1.0) if at(1.0) <= max_seconds else 0.0
-                for k in range(g.size)]
-        growth, grows = sum(each), [k for k in range(g.size) if each[k]]
-        # The lam at which each growing point's growth takes its share of what the rules leave.
-        fit = [growth_lam(g[k], kappa[k], 1.0, (max_seconds - at(1.0)) / len(grows))
-               for k in grows]
-        refuse(at(1.0) + growth, max_seconds, f"the logistic grid ({g.size} points, "
-               f"{far.size} beyond the Gauss-Hermite reach, ||w_i|| up to "
-               f"{np.max(kappa):.3g})", lambda t: at(t) + growth,
-               fewer=growth_advice(growth, "fewer grid points",
-                                   max(fit) if fit and None not in fit else None))
+        # Where the rules fit, every point's growth on separable data (was: gamma [0.5,
+        # 0.6], signal = r = 0.3, lam 1e-5 estimated 5 ms, 57 s taken).
+        refuse_growing(at, max_seconds, f"the logistic grid ({g.size} points, {far.size} "
+                       f"beyond the Gauss-Hermite reach, ||w_i|| up to {np.max(kappa):.3g})",
+                       ((g[k], kappa[k], lm[k], 1) for k in range(g.size)),
+                       fewer="fewer grid points")
     # (No point within the reach: array_split refuses 0 parts; fuzz38 lead F2.)
     parts = np.array_split(near, -(-near.size // NEAR_CHUNK)) if near.size else []
-    done = np.concatenate([np.zeros(0, bool)] + [
-        _solve_near(part, g, S, rr, lm, kappa, c_e, C, pairs, out) for part in parts])
+    # By the call's deadline (was none: gamma [0.5, 0.50001], signal = r = 1, lam 1e-5 with
+    # max_seconds 12 answered after 37 s, loaded): the near points' re-solves and the far
+    # points' solves check it at every residual, the batch between its parts.
+    begun = time.perf_counter()
+    try:
+        done = np.concatenate([np.zeros(0, bool)] + [
+            _solve_near(part, g, S, rr, lm, kappa, c_e, C, pairs, out, max_seconds, begun)
+            for part in parts])
+    except Overtime as exc:
+        spent = elapsed(time.perf_counter() - begun, max_seconds, exc)
+        raise ValueError(f"the logistic grid ({g.size} points) was still solving at max_seconds "
+                         f"= {max_seconds:g} {spent}: its estimate cannot see every point's "
+                         "growth on separable data; give fewer points or larger lam, or "
+                         "raise max_seconds (in Python; "
+                         "--max-minutes on the command line)") from None
     rest = set(np.setdiff1d(np.arange(g.size), near[done]).tolist())
     # One at a time on composite rules, along the grid (boustrophedon order): each from the
     # previous one's solution (``solve_fixed_point``'s start; its continuation when that
@@ -97,7 +107,8 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     x = None
     with shared_rules():
         for k in (k for k in snake_order(shape) if k in rest):
-            res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]])
+            res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]],
+                            max_seconds, begun)
             for f in FIELDS:
                 out[f][k] = getattr(res, f)
     check_window(out["q"], out["mu"], g, lm)
@@ -128,17 +139,20 @@ def snake_order(shape) -> np.ndarray:
     return np.array(out, dtype=np.intp)
 
 
-def _solve_near(idx, g, S, rr, lm, kappa, c_e, C, pairs, out):
+def _solve_near(idx, g, S, rr, lm, kappa, c_e, C, pairs, out, max_seconds=None, begun=None):
     """Solve the points ``idx`` together and write their limits into ``out``; returns the mask
     (over ``idx``) of the points solved on Gauss-Hermite rules throughout."""
     if idx.size == 0:
         return np.zeros(0, bool)
+    if max_seconds is not None and time.perf_counter() > begun + max_seconds:
+        raise Overtime()        # (between parts: the batch itself checks no deadline)
     g, S, rr, lm, kappa, c_e, C = (v[idx] for v in (g, S, rr, lm, kappa, c_e, C))
     x, ok = broadcast.solve_batch(g, lm, kappa, c_e, C, tol=TOL, lam_ratio=LAM_RATIO,
                                   starts=lambda l0, nodes: broadcast.first_order_start(
                                       kappa, g, l0, c_e, C, nodes))
     for k in np.flatnonzero(~ok):
-        x[k] = solve_fixed_point(g[k], S[k], rr[k], lm[k], scale=pairs[S[k], rr[k]])[0]
+        x[k] = solve_fixed_point(g[k], S[k], rr[k], lm[k], scale=pairs[S[k], rr[k]],
+                                 max_seconds=max_seconds, begun=begun)[0]
     x, nodes, ok = broadcast.refine(x, kappa, g, lm, c_e, C, tol=TOL, rtol=QUAD_RTOL)
     res = broadcast.limits(x, nodes, kappa, c_e, C)
     # The one-point solver's rule at this solution: where it is not the Gauss-Hermite tensor,

@@ -12,11 +12,11 @@ import numpy as np
 from riskcalc._validate import as_array, parameter, real
 
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
-from riskcalc.logistic.fixed_point import logistic_lam_path
+from riskcalc.logistic.path import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
-from riskcalc.logistic.ranges import check_gamma, mle_lam
-from riskcalc.logistic.work import (MAX_SECONDS, check_max_seconds, growth_advice, growth_lam,
-                                    growth_seconds, oracle_seconds, refuse)
+from riskcalc.logistic.ranges import check_gamma, check_reach, mle_lam
+from riskcalc.logistic.work import (MAX_SECONDS, check_max_seconds, oracle_seconds,
+                                    refuse_growing)
 
 #: The methods ``logistic_limit`` takes without clients: RTFA toward a deterministic centre, and
 #: local ridge (centre 0, whose limits do not depend on the federation).
@@ -128,14 +128,12 @@ def _check_point(gamma, signal, r, lam, max_seconds, what):
     on separable data (``growth_seconds`` at ``<s> = 1``, as under the ``identity`` spectrum).
     Was: the rules alone, gamma 0.5, signal = r = 0.3, lam 1e-5 estimated at 0.19 s, which
     took 16-60 s (to the deadline) where ``identity`` estimated 13.2 s and refused below it."""
+    check_reach(gamma, lam)         # before the estimate, whose lam would be out of reach
     kappa = float(np.hypot(signal, r))
     lam = mle_lam(lam, gamma, kappa)
-    rules = oracle_seconds(signal, r, lam)
-    growth = 0.0 if rules > max_seconds else growth_seconds(gamma, kappa, lam, 1.0)
-    refuse(rules + growth, max_seconds, what,
-           lambda t: oracle_seconds(t * signal, t * r, lam) + growth,
-           fewer=growth_advice(growth, lam=growth and growth_lam(gamma, kappa, 1.0,
-                                                                 max_seconds - rules)))
+    refuse_growing(lambda t: oracle_seconds(t * signal, t * r, lam), max_seconds, what,
+                   [(gamma, kappa, lam, 1)],
+                   by_lam=(lam, lambda v: oracle_seconds(signal, r, mle_lam(v, gamma, kappa))))
 
 
 def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):

@@ -146,6 +146,45 @@ def check_window(q, mu, gamma, lam) -> None:
                          f"{_span(gamma)}, lam = {_span(lam)}); see riskcalc.logistic.ranges")
 
 
+def check_reach(gamma, lam, spectrum=None) -> None:
+    """ValueError, before solving, where ``mu`` is certainly beyond ``check_window``'s upper
+    edge ``E = e^(LOG_WINDOW[1] - 1)``: by (E1) (``fixed_point``; ``spectrum.fixed_point``:
+    ``mu = gamma <s / (lam + D s)>``) with ``D = E[l'' / (1 + mu l'')] < 1 / mu``, ``mu`` exceeds
+    the root ``m`` of ``gamma <s / (lam m + s)> = 1``, so ``gamma <s / (lam E + s)> >= 1`` puts
+    it past ``E`` (at Sigma = I: ``lam <= (gamma - 1) / E``; only for gamma > 1). Was: gamma 2,
+    signal = r = 1, lam 1e-14 under two-point:1,4,0.5 solved past 150 s (the spectrum path has
+    no stage check), 14 s at Sigma = I before the continuation's refusal. ``spectrum``: None
+    (Sigma = I) or a ``Spectrum``; ``gamma``, ``lam`` broadcast. Names the lam from which
+    ``mu <= gamma <s> / lam`` keeps it within the window."""
+    gamma, lam = np.broadcast_arrays(np.asarray(gamma, float), np.asarray(lam, float))
+    edge = np.exp(LOG_WINDOW[1] - 1.0)
+    s, h = (np.ones(1), np.ones(1)) if spectrum is None else (spectrum.atoms, spectrum.weights)
+    mean = float(s @ h)
+    # Necessary: gamma > 1 and lam E < gamma <s> (else the average is below 1 / gamma).
+    cand = np.flatnonzero((gamma > 1.0) & (lam > 0.0) & (lam * edge < gamma * mean))
+    # gamma <s / (x + s)> >= 1, x = lam E, by a margin above rounding: two-point:1e-100,
+    # 1e100 at gamma 2, lam 0.5 read 1 - 2e-88 as 1 (there m = 2, not E). In parts of at most
+    # ~1e6 terms (a 1e6-point grid took 7.6 s one point at a time).
+    step = max(1, 10 ** 6 // s.size)
+    for part in (cand[i:i + step] for i in range(0, cand.size, step)):
+        x = lam.flat[part][:, None] * edge
+        gap = 1.0 - 1.0 / gamma.flat[part] - (x / (x + s[None, :])) @ h
+        out = np.flatnonzero(gap >= 1e-9)
+        if out.size:
+            k = part[out[0]]
+            g, lm = float(gamma.flat[k]), float(lam.flat[k])
+            where = "" if spectrum is None else " under this spectrum"
+            e1, bound = (("mu (lam + D) = gamma", "(gamma - 1) / lam") if spectrum is None else
+                         ("mu = gamma <s / (lam + D s)>",
+                          "the root m of gamma <s / (lam m + s)> = 1"))
+            raise ValueError(
+                f"lam = {lm:g} is out of the solver's reach at gamma = {g:g}{where}: by (E1), "
+                f"{e1} with D < 1 / mu, so mu exceeds {bound}, beyond "
+                f"e^{LOG_WINDOW[1] - 1:g} (the window of its residuals, "
+                f"riskcalc.logistic.ranges) whatever signal and r; give lam >= "
+                f"{g * mean / edge:.3g} (mu <= gamma <s> / lam keeps it within)")
+
+
 def check_solution_logs(logs, what: str, **params) -> None:
     """``check_window`` for the many-client solvers (the global model of ``pooled``, the joint
     FedProx point of ``fedprox``, RTFA's fine-tuning of ``finetune``): ``logs``, the logarithms

@@ -59,7 +59,7 @@ from riskcalc.logistic.engine.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, 
                                         SECONDS_PER_NODE as SECONDS_2D, axis_key, axis_nodes,
                                         rule_nodes)
 from riskcalc.logistic.blocks.pooled import PATH_NODES
-from riskcalc.logistic.ranges import ladder
+from riskcalc.logistic.ranges import LOG_WINDOW, ladder
 from riskcalc.logistic.transition import mle_threshold
 
 #: Default limit on the estimated seconds of one call.
@@ -132,11 +132,13 @@ def oracle_seconds(signal, r, lam, warm: bool = False) -> float:
 #: ``lam / <s> = GROWTH_LAM`` and ``gamma = 2 h``, and the power of ``GROWTH_LAM / (lam / <s>)``
 #: (and of ``1 / (gamma / h - 1)``: the margin of separable data, small near h, grows the norm).
 GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
-#: ... and held at its value at ``lam / <s> = GROWTH_FLOOR``, the calibration's end, below it:
-#: the power law extrapolated refused solves of seconds (gamma 2, signal = r = 1: lam 1e-12
-#: "estimated at 3.49e+03 s", answered in 5.6 s; gamma 10 at 1e-11: 451 s for 0.49 s), where
-#: the continuation's own deadline and reach (``fixed_point``) bound the rest.
-GROWTH_FLOOR = 1e-6
+#: ... and below ``lam / <s> = GROWTH_FLOOR``, the calibration's end, linear in the stages
+#: (factors ``LAM_RATIO`` of lam) below it: on separable data the norm of the solution grows
+#: like log(1 / lam) there, not as a power, so each stage costs about what the last one above
+#: the floor did, ``GROWTH_STAGE`` times the growth at the floor (``growth_seconds``). The
+#: power law extrapolated refused solves of seconds (gamma 2, signal = r = 1: lam 1e-12
+#: "estimated at 3.49e+03 s", answered in 5.6 s); held at the floor, lam 1e-300 ran ~56 s.
+GROWTH_FLOOR, GROWTH_STAGE = 1e-6, 0.7
 
 
 #: ``mle_threshold`` remembered per norm: a grid's points share a few (``grid``).
@@ -158,15 +160,25 @@ def growth_seconds(gamma, kappa, lam, mean) -> float:
     the rules' own estimate dominates there). At Sigma = I (``<s> = 1``: ``limits``, the same
     estimate as the ``identity`` spectrum's) checked on 20 solves (gamma 0.2-2, signal = r
     0.3-2, lam 1e-3 to 1e-6; load 8-9 on 2 cores): 0.17-2.5 times the estimate, the one beyond
-    (gamma 0.5, signal = r = 0.3, lam 1e-5: 13.2 s estimated) 16 s unloaded, 58-90 s loaded."""
+    (gamma 0.5, signal = r = 0.3, lam 1e-5: 13.2 s estimated) 16 s unloaded, 58-90 s loaded.
+    Below ``GROWTH_FLOOR`` (``GROWTH_STAGE`` per stage), checked on 16 continuation stages of
+    Sigma = I at signal = r = 1, lam 1e-7 to 1e-12, time to each stage against the estimate
+    (rules and growth): gamma 2 and 5 (load 9) 0.40-0.89 times it; gamma 1 (load 12) 2.5-5
+    times its per-stage share and 9.4 times in all at 1e-7 (a bridged stage of 67 s); gamma
+    0.5 still grew 3 times per stage at 1e-6 (load 12): near h the power regime lasts below
+    the floor, where the continuation's own stage-cost refusal and deadline bound it."""
     lam_eff = lam / mean
     if not (0.0 < lam_eff < GROWTH_LAM and kappa <= 1e3):
         return 0.0
     h = _threshold(float(kappa))
     if gamma < h:
         return 0.0
-    return GROWTH_SECONDS * (GROWTH_LAM / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER \
+    seconds = GROWTH_SECONDS * (GROWTH_LAM / (gamma / h - 1.0 + 1e-3)) ** GROWTH_POWER \
         / max(lam_eff, GROWTH_FLOOR) ** GROWTH_POWER
+    if lam_eff >= GROWTH_FLOOR:
+        return seconds
+    # (log10 apart: GROWTH_FLOOR / 5e-324 overflows)
+    return seconds * (1.0 + GROWTH_STAGE * (math.log10(GROWTH_FLOOR) - math.log10(lam_eff)))
 
 
 def growth_lam(gamma, kappa, mean, budget):
@@ -176,6 +188,12 @@ def growth_lam(gamma, kappa, mean, budget):
     if budget <= 0.0:
         return None
     margin = gamma / _threshold(float(kappa)) - 1.0 + 1e-3
+    floor = GROWTH_SECONDS * (GROWTH_LAM / margin) ** GROWTH_POWER / GROWTH_FLOOR ** GROWTH_POWER
+    if budget > floor:          # below the floor: the stages' linear growth inverted, and not
+        # below gamma <s> / e^29, under which mu may leave the residuals' window (gamma 2,
+        # lam 1e-100 named 4.9e-29 where (E1) puts mu beyond it: ``ranges.check_reach``)
+        return max(mean * GROWTH_FLOOR * 10.0 ** (-(budget / floor - 1.0) / GROWTH_STAGE),
+                   gamma * mean * math.exp(1.0 - LOG_WINDOW[1]))
     return mean * GROWTH_LAM / max(1.0, margin * (budget / GROWTH_SECONDS)
                                    ** (1.0 / GROWTH_POWER))
 
@@ -190,6 +208,59 @@ def growth_advice(growth, fewer=None, lam=None):
         f"lam >= {lam:.3g} fits"
     return ((f"{fewer}, " if fewer else "") + f"a larger lam (on separable data the solution "
             f"grows as lam falls: {growth:.3g} s of it here; {larger})")
+
+
+def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
+                   by_lam=None) -> None:
+    """``refuse`` for an estimate of rules and growth, the one shape of every logistic work
+    check (Sigma = I point and grid, under a spectrum, finite-M point and grid).
+
+    ``at(t)``: the rules' seconds with ``signal`` and ``r`` scaled by ``t`` (``refuse``'s
+    ``estimate_at``). ``growing``: the points that may grow on separable data, as tuples
+    ``(gamma, kappa, lam, count)`` (``count`` points alike), read only where the rules fit
+    (their thresholds cost seconds at large norms: the rules refuse those first); each adds
+    ``count`` times its ``growth_seconds`` at ``mean = <s>``. The lam named (``growth_lam``)
+    gives each growing point an equal share of what the rules leave of ``max_seconds``: at
+    it every point's growth is within its share, so the whole within the limit. ``fewer``:
+    what else brings it under (``growth_advice``). ``by_lam``: for one point, ``(lam,
+    rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: where the rules alone
+    are over, the smallest lam whose rules and growth fit is named (bisection on log lam; both
+    fall as lam rises). Was: gamma 0.5, signal = r = 1, lam 1e-300, max_seconds 1.5 'estimated
+    at 5.74 s' (300 stages) advising only 'raise max_seconds'."""
+    rules = at(1.0)
+    if rules > max_seconds and by_lam is not None:
+        fewer = _lam_by_rules(by_lam, list(growing), mean, max_seconds, fewer)
+    growth, grows = 0.0, []
+    if rules <= max_seconds:
+        for gamma, kappa, lam, count in growing:
+            seconds = growth_seconds(gamma, kappa, lam, mean)
+            if seconds:
+                growth += count * seconds
+                grows.append((gamma, kappa, count))
+    share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
+    fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
+    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth,
+           fewer=growth_advice(growth, fewer, max(fit) if fit and None not in fit else None))
+
+
+def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
+    """``fewer`` with the smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and
+    growth fit ``max_seconds`` (``refuse_growing``), or as it is where even lam = 1 does not."""
+    lam, rules_at = by_lam
+
+    def total(v):
+        return rules_at(v) + sum(c * growth_seconds(g, k, v, mean) for g, k, _, c in growing)
+    if not (0.0 < lam < 1.0) or total(1.0) > max_seconds:
+        return fewer
+    lo, hi = math.log10(lam), 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if total(10.0 ** mid) <= max_seconds else (mid, hi)
+    shown = 10.0 ** hi
+    while total(float(f"{shown:.3g}")) > max_seconds:     # as printed (0.000109 was over)
+        shown *= 1.001
+    return ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the continuation's "
+            f"stages down to lam = {lam:g}: lam >= {shown:.3g} fits)")
 
 
 def _scales(signal, r):

@@ -21,7 +21,7 @@ client of M identical clients, behind ``riskcalc.logistic_limit(..., clients=M)`
 
 This package's front (argument checks, per-client lists, results) is here; the solve of one
 federation's limits (``solve_point``, also one point of ``riskcalc.logistic.finite_clients.grid``)
-is ``riskcalc.logistic.finite_clients.point``.
+is ``riskcalc.logistic.finite_clients.point`` (under a spectrum ``spectral``).
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ import numpy as np
 
 from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
                                 per_client, positive_int, real)
-from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
-                                                    check_reach, check_work, client_limits,
-                                                    solve_point)
+from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, check_reach,
+                                                    check_work, client_limits, solve_point)
+from riskcalc.logistic.finite_clients.spectral import _spectral_clients
 from riskcalc.logistic.finite_clients.grid import clients_grid, finite_grid
 from riskcalc.logistic.blocks.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
                                       check_lam, identical_clients)
+from riskcalc.logistic.ranges import check_reach as check_mu_reach
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds
 
@@ -280,6 +281,12 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         from riskcalc.logistic.spectrum.limits import check_spectrum, naming_spectrum
 
         spectrum = check_spectrum(spectrum)
+    if method == "local_ridge":
+        # Each wanted client's own fixed point: (E1)'s reach before the estimate, which named
+        # 'lam >= 5.09e-13 fits' for lam 1e-14 at gamma 2 (solved to the continuation's
+        # refusal at a larger max_seconds).
+        check_mu_reach(gam if target is None else gam[[target]], lam, spectrum)
+    if spectrum is not None:
         if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
             check_lam(lam, SPECTRUM_LAM_MAX)
         targets = rr if target is None else rr[[target]]

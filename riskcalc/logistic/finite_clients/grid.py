@@ -38,7 +38,7 @@ from riskcalc.logistic.blocks.pooled import Federation, solve_pooled
 from riskcalc.logistic.ranges import (MAX_IDENTICAL, check_gamma, check_global_lam, check_lam,
                                      mle_lam)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
-from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, growth_advice, refuse
+from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse_growing
 
 #: Two consecutive steps count as one direction (secant prediction) above this cosine.
 PARALLEL = 0.999
@@ -96,7 +96,7 @@ def check_grid_work(points, method, wanted, max_seconds):
     """``riskcalc.logistic.work.refuse`` for the whole grid before solving: the first point
     cold, the others warm started; penalties below MLE_LAM as solved (``ranges.mle_lam``,
     ``point.pooled_lam``)."""
-    from riskcalc.logistic.finite_clients.point import _growth, pooled_lam
+    from riskcalc.logistic.finite_clients.point import _growing, pooled_lam
 
     if method == "local_ridge":
         points = [(g, r, s, mle_lam(lam, float(np.max(g)), float(np.max(np.hypot(s, r)))), lg)
@@ -110,16 +110,12 @@ def check_grid_work(points, method, wanted, max_seconds):
     top_s, top_r = max(p[2] for p in points), max(float(np.max(p[1])) for p in points)
     # Local ridge's growth on separable data, as ``point.check_work`` (was: clients [2, 3],
     # gamma 0.5, signal = r = 0.3, lam 1e-5 ran to the deadline of max_seconds = 1).
-    rules, growth, fit = at(1.0), 0.0, None
-    if method == "local_ridge" and rules <= max_seconds:
-        each = [_growth(g, s, r[wanted], lam, 1.0, (max_seconds - rules) / len(points))
-                for g, r, s, lam, lg in points]
-        growth = sum(e[0] for e in each)
-        fits = [e[1] for e in each if e[0]]
-        fit = max(fits) if fits and None not in fits else None
-    refuse(rules + growth, max_seconds, f"the finite-M logistic grid ({len(points)} points, "
-           f"signal up to {top_s:g}, r up to {top_r:g})", lambda t: at(t) + growth,
-           fewer=growth_advice(growth, "fewer grid points", fit))
+    growing = (item for g, r, s, lam, lg in points
+               for item in _growing(g, s, r[wanted], lam, 1.0)) if method == "local_ridge" \
+        else ()
+    refuse_growing(at, max_seconds, f"the finite-M logistic grid ({len(points)} points, "
+                   f"signal up to {top_s:g}, r up to {top_r:g})", growing,
+                   fewer="fewer grid points")
 
 
 def _solve_grid(points, weights, method, wanted, max_seconds, solve):

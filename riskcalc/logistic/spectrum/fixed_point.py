@@ -205,7 +205,7 @@ def _start(p: Problem, nodes):
 def solve(p: Problem, start=None, deadline=None):
     """The fixed point ``x = (a, log rho, log mu)`` at the working rule, then the quadrature
     ladder (two consecutive rules agree to ``QUAD_RTOL``), as ``fixed_point.solve_fixed_point``
-    and ``fixed_point._limit``: directly from ``start`` or the large-lam start when
+    and ``path._limit``: directly from ``start`` or the large-lam start when
     ``lam >= 1``, else continuation from ``lam = 100`` by factors of 10. Returns
     ``(x, rule, residual)``; ``deadline.Overtime`` from the first residual evaluated past
     ``deadline`` (``time.perf_counter``'s clock; None: no limit).

@@ -11,14 +11,13 @@ import numpy as np
 
 from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.errors import SolverError
-from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window,
-                                     mle_lam)
+from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_lam, check_reach,
+                                     check_window, mle_lam)
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.engine.deadline import Overtime
-from riskcalc.logistic.work import (MAX_SECONDS, growth_advice, growth_lam, growth_seconds,
-                                    oracle_seconds, overtime, refuse)
+from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, overtime, refuse_growing
 
 
 def check_spectrum(spectrum):
@@ -125,23 +124,20 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     gamma_max, kappa_max = float(np.max(arrays[0])), float(np.hypot(s_max, r_max)) * root
     lam_min = mle_lam(float(np.min(arrays[3])), gamma_max, kappa_max)     # as solved
     positive = arrays[3][arrays[3] > 0.0]
-    # Only where the rules alone fit (their norms then moderate: h itself took 5.6 s at
-    # kappa = 1e5 and refuses beyond).
-    rules = points * oracle_seconds(root * s_max, root * r_max, lam_min)
-    growth = 0.0 if rules > max_seconds else points * growth_seconds(
-        gamma_max, kappa_max, float(np.min(positive)) if positive.size else 0.0,
-        float(spectrum.mean))
-
-    def seconds(t):
-        return points * oracle_seconds(t * root * s_max, t * root * r_max, lam_min) + growth
-
-    fewer = growth_advice(growth, "fewer grid points" if points > 1 else None,
-                          growth and growth_lam(gamma_max, kappa_max, float(spectrum.mean),
-                                                (max_seconds - rules) / points))
-    refuse(seconds(1.0), max_seconds,
-           f"the logistic limit under this spectrum (mean eigenvalue {spectrum.mean:.3g}: the "
-           f"margins' scale is {root:.3g} ||w_i||, ||w_i|| up to "
-           f"{float(np.hypot(s_max, r_max)):.3g})", seconds, fewer=fewer)
+    # The growth is read only where the rules alone fit (their norms then moderate: h itself
+    # took 5.6 s at kappa = 1e5 and refuses beyond).
+    lam_pos = float(np.min(positive)) if positive.size else 0.0
+    refuse_growing(lambda t: points * oracle_seconds(t * root * s_max, t * root * r_max,
+                                                     lam_min),
+                   max_seconds, f"the logistic limit under this spectrum (mean eigenvalue "
+                   f"{spectrum.mean:.3g}: the margins' scale is {root:.3g} ||w_i||, ||w_i|| up "
+                   f"to {float(np.hypot(s_max, r_max)):.3g})",
+                   [(gamma_max, kappa_max, lam_pos, points)], float(spectrum.mean),
+                   fewer="fewer grid points" if points > 1 else None,
+                   # One point: the lam whose stages fit (was 'raise max_seconds' alone at
+                   # lam 1e-300, two-point:1,4,0.5, max_seconds 5: 5.74 s of stages).
+                   by_lam=None if points > 1 else (lam_pos, lambda v: oracle_seconds(
+                       root * s_max, root * r_max, mle_lam(v, gamma_max, kappa_max))))
 
 
 def _solve_by(max_seconds):
@@ -180,6 +176,7 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     except ValueError:
         raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    check_reach(arrays[0], arrays[3], spectrum)
     if max_seconds is not None:
         check_work(arrays, spectrum, max_seconds)
     if all(v.ndim == 0 for v in arrays):
