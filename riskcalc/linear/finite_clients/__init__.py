@@ -50,7 +50,7 @@ from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
-from riskcalc.linear.engine.operator_subordination import joint_layout
+from riskcalc.linear.engine.operator_subordination import check_size, joint_layout
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
 from riskcalc.spectrum import as_spectrum
@@ -260,6 +260,8 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
             due = scale_check_due(gam, float(tuning[0]), spectrum.atoms, [spectrum] * len(gam),
                                   PFEDME_SPAN)
+            if due:     # both solves' work bounded first (fuzz41 pfcost F2)
+                check_size("pfedme", len(gam), spectrum.atoms.size, solves=2)
             bias, var = _pfedme_limits(gam, r, sigma, count, float(tuning[0]), weights,
                                        spectrum)
             # Across a span the variance carries rounding grown by it, moved so by a
@@ -335,6 +337,8 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         due = method != "pfedme" or scale_check_due(gam, float(tuning[0]), joint.values,
                                                     joint_layout(joint, typ)[4], PFEDME_SPAN, typ)
+        if due and method == "pfedme":      # both solves' work bounded first (fuzz41 pfcost F2)
+            check_size("pfedme", len(gam), np.shape(joint.values)[-1], solves=2)
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
         # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on

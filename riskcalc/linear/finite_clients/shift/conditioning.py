@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned
-from riskcalc.linear.engine.operator_subordination import check_size
 from riskcalc.linear.finite_clients.shift.chains import own_variance
 
 
@@ -73,8 +72,8 @@ def scale_check_due(gam, lam, values, marginals, min_span: float, typ=None) -> b
     near 1 and near the blocks' critical points, lam 1e-12 to 10) the check's gap was at most
     0.4 times this indicator above the rounding floor (1e-13): every gap beyond ``SCALE_GAP``
     (7, indicators 2.7e-6 to 3e-2) is checked, and one where it is skipped stays 250 times
-    below it (fuzz41 pfcost F1). Where due, the work of both solves is bounded first
-    (``check_size``: ValueError; fuzz41 pfcost F2)."""
+    below it (fuzz41 pfcost F1). Where due, its callers bound the work of both solves first
+    (``check_size(..., solves=2)``: ValueError; fuzz41 pfcost F2)."""
     gam = np.asarray(gam, dtype=float).ravel()
     typ = np.zeros(gam.size, dtype=int) if typ is None else np.asarray(typ, dtype=int)
     span = eigenvalue_span(values)
@@ -82,10 +81,7 @@ def scale_check_due(gam, lam, values, marginals, min_span: float, typ=None) -> b
         return False
     own = max(float(np.max(own_variance(gam[typ == k], lam, marginals[np.argmax(typ == k)])))
               for k in np.unique(typ))
-    due = not np.finfo(float).eps * own * own * own * span < MAX_INDICATED    # NaN: checked
-    if due:
-        check_size("pfedme", gam.size, np.shape(values)[-1], solves=2)
-    return due
+    return not np.finfo(float).eps * own * own * own * span < MAX_INDICATED    # NaN: checked
 
 
 def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift",
