@@ -1,0 +1,27 @@
+"""Issue 32, fuzz42 (maml): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients.maml_sigma import maml_sigma_group_limits
+from riskcalc.spectrum import Spectrum
+
+
+def test_maml_fl_near_identity_spectrum_answers_as_sigma_c_identity():
+    """F2: MAML-FL at gamma [1.5, 2.7] (pooled N/d - 1 = 0.037), alpha 0.5 on
+    two-point:1,1.000001,0.5 refused ("the risk's coupled pencils are ill-conditioned") where
+    Sigma = I answers: the companion pencils stall at rounding near pooled N = d on Sigma = I
+    itself. Eigenvalues within a relative 1e-5 are now Sigma = c I at their mean, a
+    second-order change: at alpha 0.05, where the pencils answer, within 1e-11 of them."""
+    fed = dict(gamma=[1.5, 2.7], r=1.0, sigma=0.5)
+    res = clients_limit("maml_fl", **fed, alpha=0.5, spectrum="two-point:1,1.000001,0.5")
+    same = clients_limit("maml_fl", **fed, alpha=0.5, spectrum="scaled:1.0000005")
+    np.testing.assert_array_equal(res.risk, same.risk)
+    assert "taken as Sigma = 1.0000005 I" in res.notes[0]
+    assert res.risk == pytest.approx([35.74771135, 36.64449397], rel=1e-6)    # Sigma = I
+    near = Spectrum([1.0, 1.000001], weights=[0.5, 0.5])
+    merged = clients_limit("maml_fl", **fed, alpha=0.05, spectrum=near)
+    b, v = maml_sigma_group_limits(np.array([1.5, 2.7]), np.ones(2), np.full(2, 0.5),
+                                   np.ones(2), 0.05, "samples", near)
+    np.testing.assert_allclose(merged.risk, b + v, rtol=1e-11)
