@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from riskcalc import limit
+from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.maml_sigma import maml_sigma_group_limits
 from riskcalc.spectrum import Spectrum
@@ -25,3 +27,19 @@ def test_maml_fl_near_identity_spectrum_answers_as_sigma_c_identity():
     b, v = maml_sigma_group_limits(np.array([1.5, 2.7]), np.ones(2), np.full(2, 0.5),
                                    np.ones(2), 0.05, "samples", near)
     np.testing.assert_allclose(merged.risk, b + v, rtol=1e-11)
+
+
+def test_pfedme_digits_checked_by_a_second_rescaling():
+    """F3: pFedMe at gamma 2 (10 clients), r = 0, lam 7.4944e-6 on
+    two-point:0.5,1.4097e7,0.5 answered 2.5624852981 where the same formulas at 60 digits
+    (mpmath) give 2.5624856352: 1.3e-7 off (the variance, own + cross + noise, cancels 500
+    times; the noise chain carries 5e-10), while Sigma -> 3 Sigma moved it by 4e-9 only.
+    Sigma / 3 (5.4e-8) now checks it too. The federation of the issue (lam 1e-3 on
+    two-point:1,1e7,0.5) still answers: 3.2e-9 from mpmath's 2.56245945598."""
+    kw = dict(gamma=2.0, r=0.0, sigma=0.5, clients=10)
+    with pytest.raises(IllConditioned, match=r"pfedme under a spectrum: .*Sigma -> Sigma / 3 "
+                                             r"moves them by 5.4e-08"):
+        limit("pfedme", **kw, lam=7.4944201405175155e-06,
+              spectrum="two-point:0.5,14097055.88523455,0.5")
+    res = limit("pfedme", **kw, lam=1e-3, spectrum="two-point:1,1e7,0.5")
+    assert res.risk == pytest.approx(2.5624594559821402563, rel=1e-8)

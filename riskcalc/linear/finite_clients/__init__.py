@@ -264,8 +264,9 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
             due = scale_check_due(gam, float(tuning[0]), spectrum.atoms, [spectrum] * len(gam),
                                   PFEDME_SPAN)
-            if due:     # both solves' work bounded first (fuzz41 pfcost F2)
-                check_size("pfedme", len(gam), spectrum.atoms.size, solves=2)
+            if due:     # every solve's work bounded first (fuzz41 pfcost F2)
+                check_size("pfedme", len(gam), spectrum.atoms.size,
+                           solves=1 + len(PFEDME_FACTORS))
             bias, var = _pfedme_limits(gam, r, sigma, count, float(tuning[0]), weights,
                                        spectrum)
             # Across a span the variance carries rounding grown by it, moved so by a
@@ -274,11 +275,12 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             # [3.8, 3.8, 1.0014] on a span of 1.9e4, 4e-7 at 3.1e3 (fuzz41 maml F4).
 
             def rescaled(c):
-                # By 1/3 where 3 would leave the eigenvalues' range (1e100).
-                c = c if spectrum.atoms.max() * c <= 1e100 else 1.0 / c
-                # Neither: past a span of 3e199 the refusal named an eigenvalue not given
+                # By 1/c where c would leave the eigenvalues' range [1e-100, 1e100]. Neither:
+                # past a span of 3e199 the refusal named an eigenvalue not given
                 # ('got 3.333e-101' for two-point:1e-100,1e100,0.5; fuzz41 pfcost F3).
-                if not spectrum.atoms.min() * c >= 1e-100:
+                lo, hi = spectrum.atoms.min(), spectrum.atoms.max()
+                c = c if lo * c >= 1e-100 and hi * c <= 1e100 else 1.0 / c
+                if not (lo * c >= 1e-100 and hi * c <= 1e100):
                     raise IllConditioned(
                         f"pfedme under a spectrum: its eigenvalues span a factor "
                         f"{eigenvalue_span(spectrum.atoms):.3g}, too wide to check the limits' "
@@ -290,7 +292,7 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
 
             if due:
                 check_by_scale(bias, var, spectrum.atoms, rescaled, "pfedme under a spectrum",
-                               PFEDME_SPAN)
+                               PFEDME_SPAN, PFEDME_FACTORS)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
@@ -311,14 +313,12 @@ def _identity_scale(spectrum):
     """c where MAML-FL's and pFedMe's limits take ``spectrum`` as Sigma = c I: its
     ``identity_scale``, or, with a uniform signal direction and eigenvalues within a relative
     ``NEAR_IDENTITY`` of each other, its mean eigenvalue (else None). At Sigma = c I the
-    limits' derivative in each atom is proportional to its mass (the atoms are alike there),
-    so merging the atoms at their mean moves them at second order only: C delta^2 for a
-    relative spread delta, C from 1e-3 to 0.024 measured (delta 1e-4 to 1e-2, both methods,
-    gamma [1.5, 2.7], [2, 2, 2], [1.1, 5, 5], masses 0.5 and 0.2), so 2.4e-12 at 1e-5.
-    MAML-FL's companion pencils near pooled N = d refused such spectra where Sigma = I answers
-    ("coupled pencils ill-conditioned": gamma [1.5, 2.7] at alpha 0.3 on
-    two-point:1,1.000001,0.5; on Sigma = I itself they stall at 3e-13 and come within 6e-9
-    of the scalar route; fuzz42 maml F2)."""
+    limits' derivative in each atom is proportional to its mass, so merging the atoms at
+    their mean moves them at second order: C delta^2 for a relative spread delta, C from 1e-3
+    to 0.024 measured (delta 1e-4 to 1e-2, both methods, five federations), 2.4e-12 at 1e-5.
+    MAML-FL's companion pencils refused such spectra near pooled N = d where Sigma = I answers
+    (gamma [1.5, 2.7] at alpha 0.3 on two-point:1,1.000001,0.5: they stall at rounding there,
+    on Sigma = I too, within 6e-9 of the scalar route; fuzz42 maml F2)."""
     c = spectrum.identity_scale
     if c is None and spectrum.signal_is_uniform and (
             spectrum.atoms.max() <= spectrum.atoms.min() * (1.0 + NEAR_IDENTITY)):
@@ -329,6 +329,8 @@ def _identity_scale(spectrum):
 #: The eigenvalue span from which pFedMe's limits are checked by the scale identity (gaps of
 #: 1e-9 at 100, 3e-8 at 1e3 on gamma [3.999, 1.003]; fuzz41 maml F4).
 PFEDME_SPAN = 10.0
+#: The rescalings of Sigma that check pFedMe's digits there (one missed 1.3e-7: fuzz42 maml F3).
+PFEDME_FACTORS = (3.0, 1 / 3)
 
 
 def _pfedme_limits(gam, r, sigma, count, lam, weights, spectrum):
@@ -365,8 +367,9 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         due = method != "pfedme" or scale_check_due(gam, float(tuning[0]), joint.values,
                                                     joint_layout(joint, typ)[4], PFEDME_SPAN, typ)
-        if due and method == "pfedme":      # both solves' work bounded first (fuzz41 pfcost F2)
-            check_size("pfedme", len(gam), np.shape(joint.values)[-1], solves=2)
+        if due and method == "pfedme":      # every solve's work bounded first (fuzz41 pfcost F2)
+            check_size("pfedme", len(gam), np.shape(joint.values)[-1],
+                       solves=1 + len(PFEDME_FACTORS))
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
         # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on
@@ -375,7 +378,8 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
             check_by_scale(bias, var, joint.values, lambda c: run(
                 replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
                 np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
-                min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
+                min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN,
+                factors=PFEDME_FACTORS if method == "pfedme" else (3.0,))
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
