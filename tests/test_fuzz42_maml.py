@@ -1,13 +1,16 @@
 """Issue 32, fuzz42 (maml): what this fuzz found, each test failing before."""
 
+import re
+
 import numpy as np
 import pytest
 
 from riskcalc import limit
-from riskcalc.errors import IllConditioned
-from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.linear.finite_clients import clients_limit, pfedme_sigma
 from riskcalc.linear.finite_clients.maml_sigma import maml_sigma_group_limits
 from riskcalc.spectrum import Spectrum
+from tests.helpers import run_cli
 
 
 def test_maml_fl_near_identity_spectrum_answers_as_sigma_c_identity():
@@ -43,3 +46,23 @@ def test_pfedme_digits_checked_by_a_second_rescaling():
               spectrum="two-point:0.5,14097055.88523455,0.5")
     res = limit("pfedme", **kw, lam=1e-3, spectrum="two-point:1,1e7,0.5")
     assert res.risk == pytest.approx(2.5624594559821402563, rel=1e-8)
+
+
+def test_pfedme_continuation_failure_names_the_span(capsys, monkeypatch):
+    """F4: pFedMe at gamma 1.9487 (2 clients), lam 0.01 on two-point:0.5,S,0.5 for S from
+    1e5 to 1e7 (span 2e5 to 2e7) printed only "the subordination fixed point did not converge"
+    after 1-4 s (its continuation in the span failed at 1e5; S = 1e4 is refused as losing its
+    digits, 1e3 answers). The refusal now names the span and what to do; the shifts' solves
+    are forced to fail here (the real ones take seconds)."""
+    def fails(*args, **kwargs):
+        raise SolverError("pFedMe finite-clients limit: the subordination fixed point did not "
+                          "converge")
+
+    monkeypatch.setattr(pfedme_sigma, "solve_shifts", fails)
+    code, out, err = run_cli(["predict", "pfedme", "--gamma", 1.9487, "--r", 1, "--sigma", 0.5,
+                              "--lam", 0.01, "--clients", 2, "--spectrum",
+                              "two-point:0.5,1e5,0.5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert re.fullmatch(r"error: pFedMe .*did not converge across the spectra's eigenvalue "
+                        r"span of 2e\+05 \(continued in the span from 10000, it failed at "
+                        r"1e\+04\): narrow the span\n", err)
