@@ -69,7 +69,7 @@ def joint_layout(joint, typ):
 
 def check_size(name: str, groups: int, atoms: int, solves: int = 1) -> None:
     """ValueError, before any work, where the G = ``groups`` groups' K x K matrices over
-    K = ``atoms`` atoms, solved ``solves`` times (2: pFedMe's scale check), would take more
+    K = ``atoms`` atoms, solved ``solves`` times (3: pFedMe's scale checks), would take more
     than ``MAX_SECONDS`` or ``MAX_BYTES``, saying what fits (MAML-FL under powerlaw:1 with
     d = 1e4 ran for minutes, d = 1e5 failed allocating 75 GiB; fuzz38 maml F6)."""
     seconds = SECONDS_PER_CUBE * solves * groups * float(atoms) ** 3
@@ -81,8 +81,8 @@ def check_size(name: str, groups: int, atoms: int, solves: int = 1) -> None:
     raise ValueError(f"{name}'s finite-M limit under a spectrum: {groups} distinct client "
                      f"group{'s' if groups > 1 else ''} over {atoms} eigenvalue atoms would "
                      f"take about {seconds:.3g} s and {nbytes / 2 ** 30:.3g} GiB (an atoms x "
-                     f"atoms matrix per group" + (f", solved {solves} times: the second "
-                     "checks the digits by rescaling Sigma" if solves > 1 else "") + "; at "
+                     f"atoms matrix per group" + (f", solved {solves} times: all but the first "
+                     "check the digits by rescaling Sigma" if solves > 1 else "") + "; at "
                      f"most {MAX_SECONDS:g} s and {MAX_BYTES / 2 ** 30:g} GiB are solved): "
                      f"give a spectrum of at most about {int(fits)} distinct eigenvalues (a "
                      "smaller d for powerlaw:P) or fewer distinct clients")

@@ -50,7 +50,7 @@ from riskcalc.linear.finite_clients.pfedme_sigma import (own_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
-from riskcalc.linear.engine.operator_subordination import joint_layout
+from riskcalc.linear.engine.operator_subordination import check_size, joint_layout
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
 from riskcalc.spectrum import as_spectrum
@@ -244,14 +244,18 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     # A tuning beyond [1e-100, 1e100] gives the limit at that end to 100 digits (``check_lam``):
     # pFedMe at lam 1e-100 on scaled:1e100 said "resolvent chain: the fixed point is unstable"
     # (fuzz40 maml F4).
-    c = (None if method in HETEROGENEOUS else 1.0 if spectrum is None
-         else spectrum.identity_scale)
+    c = None if method in HETEROGENEOUS else 1.0 if spectrum is None else _identity_scale(spectrum)
+    if c is not None and spectrum is not None and spectrum.identity_scale is None:
+        said = (f"{method}: the spectrum's eigenvalues lie within a relative {NEAR_IDENTITY:g} "
+                f"of each other, taken as Sigma = {c:.10g} I, their mean (a second-order "
+                "change; finite_clients._identity_scale)",)
     if c is not None:
         tun = float(tuning[0]) * (c if method == "maml_fl" else 1.0 / c)
         tun = min(max(tun, 1e-100), 1e100) if tun > 0 else tun
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if c is not None:
-            bias, var, said = own_limits(method, gam, r, sigma, count, tun, weights)
+            bias, var, route = own_limits(method, gam, r, sigma, count, tun, weights)
+            said += route
             bias = bias * c
         elif method == "maml_fl":
             bias, var = maml_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
@@ -260,6 +264,9 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
             due = scale_check_due(gam, float(tuning[0]), spectrum.atoms, [spectrum] * len(gam),
                                   PFEDME_SPAN)
+            if due:     # every solve's work bounded first (fuzz41 pfcost F2)
+                check_size("pfedme", len(gam), spectrum.atoms.size,
+                           solves=1 + len(PFEDME_FACTORS))
             bias, var = _pfedme_limits(gam, r, sigma, count, float(tuning[0]), weights,
                                        spectrum)
             # Across a span the variance carries rounding grown by it, moved so by a
@@ -268,11 +275,12 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
             # [3.8, 3.8, 1.0014] on a span of 1.9e4, 4e-7 at 3.1e3 (fuzz41 maml F4).
 
             def rescaled(c):
-                # By 1/3 where 3 would leave the eigenvalues' range (1e100).
-                c = c if spectrum.atoms.max() * c <= 1e100 else 1.0 / c
-                # Neither: past a span of 3e199 the refusal named an eigenvalue not given
+                # By 1/c where c would leave the eigenvalues' range [1e-100, 1e100]. Neither:
+                # past a span of 3e199 the refusal named an eigenvalue not given
                 # ('got 3.333e-101' for two-point:1e-100,1e100,0.5; fuzz41 pfcost F3).
-                if not spectrum.atoms.min() * c >= 1e-100:
+                lo, hi = spectrum.atoms.min(), spectrum.atoms.max()
+                c = c if lo * c >= 1e-100 and hi * c <= 1e100 else 1.0 / c
+                if not (lo * c >= 1e-100 and hi * c <= 1e100):
                     raise IllConditioned(
                         f"pfedme under a spectrum: its eigenvalues span a factor "
                         f"{eigenvalue_span(spectrum.atoms):.3g}, too wide to check the limits' "
@@ -284,7 +292,7 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
 
             if due:
                 check_by_scale(bias, var, spectrum.atoms, rescaled, "pfedme under a spectrum",
-                               PFEDME_SPAN)
+                               PFEDME_SPAN, PFEDME_FACTORS)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
@@ -296,9 +304,33 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     return bias, var, said
 
 
+#: The relative spread of a spectrum's eigenvalues (largest over smallest, minus 1) up to
+#: which MAML-FL's and pFedMe's limits take it as Sigma = c I (``_identity_scale``).
+NEAR_IDENTITY = 1e-5
+
+
+def _identity_scale(spectrum):
+    """c where MAML-FL's and pFedMe's limits take ``spectrum`` as Sigma = c I: its
+    ``identity_scale``, or, with a uniform signal direction and eigenvalues within a relative
+    ``NEAR_IDENTITY`` of each other, its mean eigenvalue (else None). At Sigma = c I the
+    limits' derivative in each atom is proportional to its mass, so merging the atoms at
+    their mean moves them at second order: C delta^2 for a relative spread delta, C from 1e-3
+    to 0.024 measured (delta 1e-4 to 1e-2, both methods, five federations), 2.4e-12 at 1e-5.
+    MAML-FL's companion pencils refused such spectra near pooled N = d where Sigma = I answers
+    (gamma [1.5, 2.7] at alpha 0.3 on two-point:1,1.000001,0.5: they stall at rounding there,
+    on Sigma = I too, within 6e-9 of the scalar route; fuzz42 maml F2)."""
+    c = spectrum.identity_scale
+    if c is None and spectrum.signal_is_uniform and (
+            spectrum.atoms.max() <= spectrum.atoms.min() * (1.0 + NEAR_IDENTITY)):
+        c = spectrum.mean
+    return c
+
+
 #: The eigenvalue span from which pFedMe's limits are checked by the scale identity (gaps of
 #: 1e-9 at 100, 3e-8 at 1e3 on gamma [3.999, 1.003]; fuzz41 maml F4).
 PFEDME_SPAN = 10.0
+#: The rescalings of Sigma that check pFedMe's digits there (one missed 1.3e-7: fuzz42 maml F3).
+PFEDME_FACTORS = (3.0, 1 / 3)
 
 
 def _pfedme_limits(gam, r, sigma, count, lam, weights, spectrum):
@@ -335,6 +367,9 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         due = method != "pfedme" or scale_check_due(gam, float(tuning[0]), joint.values,
                                                     joint_layout(joint, typ)[4], PFEDME_SPAN, typ)
+        if due and method == "pfedme":      # every solve's work bounded first (fuzz41 pfcost F2)
+            check_size("pfedme", len(gam), np.shape(joint.values)[-1],
+                       solves=1 + len(PFEDME_FACTORS))
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
         # pFedMe from a span of 10, as without shift: gamma [3.999, 1.003], lam 2.66e-6 on
@@ -343,7 +378,8 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
             check_by_scale(bias, var, joint.values, lambda c: run(
                 replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
                 np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)),
-                min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN)
+                min_span=PFEDME_SPAN if method == "pfedme" else MIN_SPAN,
+                factors=PFEDME_FACTORS if method == "pfedme" else (3.0,))
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")

@@ -326,11 +326,18 @@ def solve_point(gam, sg, h, p, lam, count):
     # two-point:1,S,0.5 for S from 3e5 to 1e6 at lam 1e-80 to 10 did not converge, while
     # S = 1e5 and 3e6 answered (fuzz41 maml F3). Continued instead through the spectra
     # lo (s / lo)^theta, their span growing by 10 from _SPAN_STEP, each from the last root.
+    # A failure there names the span (gamma 1.9487, 2 clients, lam 0.01 on two-point:0.5,S,0.5
+    # said only "did not converge" for S 1e5 to 3e6; S = 1e4 loses its digits; fuzz42 maml F4).
     t, top = None, float(np.log(sg.max() / lo))
     for span in np.append(_SPAN_STEP * 10.0 ** np.arange(np.log10(sg.max() / lo / _SPAN_STEP)),
                           sg.max() / lo):
         s = lo * (sg / lo) ** (np.log(span) / top)
-        t = solve_shifts(states(s), count, start(s) if t is None else t, what)[0]
+        try:
+            t = solve_shifts(states(s), count, start(s) if t is None else t, what)[0]
+        except SolverError as exc:
+            raise SolverError(f"{exc} across the spectra's eigenvalue span of {sg.max() / lo:.3g} "
+                              f"(continued in the span from {_SPAN_STEP:g}, it failed at "
+                              f"{span:.3g}): narrow the span") from None
     return t
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned
-from riskcalc.linear.engine.operator_subordination import check_size
 from riskcalc.linear.finite_clients.shift.chains import own_variance
 
 
@@ -73,8 +72,8 @@ def scale_check_due(gam, lam, values, marginals, min_span: float, typ=None) -> b
     near 1 and near the blocks' critical points, lam 1e-12 to 10) the check's gap was at most
     0.4 times this indicator above the rounding floor (1e-13): every gap beyond ``SCALE_GAP``
     (7, indicators 2.7e-6 to 3e-2) is checked, and one where it is skipped stays 250 times
-    below it (fuzz41 pfcost F1). Where due, the work of both solves is bounded first
-    (``check_size``: ValueError; fuzz41 pfcost F2)."""
+    below it (fuzz41 pfcost F1). Where due, its callers bound the work of every solve first
+    (``check_size(..., solves=3)``: ValueError; fuzz41 pfcost F2)."""
     gam = np.asarray(gam, dtype=float).ravel()
     typ = np.zeros(gam.size, dtype=int) if typ is None else np.asarray(typ, dtype=int)
     span = eigenvalue_span(values)
@@ -82,41 +81,42 @@ def scale_check_due(gam, lam, values, marginals, min_span: float, typ=None) -> b
         return False
     own = max(float(np.max(own_variance(gam[typ == k], lam, marginals[np.argmax(typ == k)])))
               for k in np.unique(typ))
-    due = not np.finfo(float).eps * own * own * own * span < MAX_INDICATED    # NaN: checked
-    if due:
-        check_size("pfedme", gam.size, np.shape(values)[-1], solves=2)
-    return due
+    return not np.finfo(float).eps * own * own * own * span < MAX_INDICATED    # NaN: checked
 
 
 def check_by_scale(bias, var, values, rescaled, what: str = "covariate shift",
-                   min_span: float = MIN_SPAN):
+                   min_span: float = MIN_SPAN, factors=(3.0,)):
     """IllConditioned unless the limits pass two checks across a wide span of the eigenvalues
     ``values`` (from ``min_span`` on; ``what`` begins the message): no negative bias or
     variance, and the exact scale identity (every Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c),
     lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance unchanged: the same
-    responses with features scaled by sqrt(c)) at
-    c = 3, whose different roundings expose cancellation. Measured (two identity clients at
+    responses with features scaled by sqrt(c)) at each c of ``factors`` (3; pFedMe also
+    1/3), whose different roundings expose cancellation. Measured (two identity clients at
     gamma 0.5 and one at gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at
     1e10, 3e-2 at 1e15, where the errors were about as large (up to 100 times at 1e13), and a
     negative risk at 1e20 with no gap (both roundings lost); the same clients at gamma 4 keep
-    gaps of 1e-15 at any span. ``check_conditioning`` refuses the ill-conditioned global
-    points first."""
+    gaps of 1e-15 at any span. One rescaling can land as far off as the limits: pFedMe at
+    gamma 2 (10 clients), lam 7.4944e-6 on two-point:0.5,1.4097e7,0.5 was 1.3e-7 off (mpmath
+    at 60 digits) and Sigma -> 3 Sigma moved it 4e-9, Sigma / 3 5.4e-8 (fuzz42 maml F3).
+    ``check_conditioning`` refuses the ill-conditioned global points first."""
     span = eigenvalue_span(values)
     if not span >= min_span:
         return
-    b3, v3 = rescaled(3.0)
     risk = bias + var
+    negative = min(np.min(bias), np.min(var)) < -1e-12 * np.max(np.abs(risk))
     # An infinite limit (a ridgeless client at gamma_j = 1) must stay infinite, and is no
     # measure of digits (inf - inf made the gap NaN: FTFA at gamma (2, 1), span 1e6, refused).
     finite = np.isfinite(risk)
-    with np.errstate(invalid="ignore"):
-        gaps = (np.abs(b3 - bias) + np.abs(v3 - var)) / np.where(risk > 0, risk, 1.0)
-    gap = (float(np.max(np.where(finite, gaps, 0.0)))
-           if np.array_equal(finite, np.isfinite(b3 + v3)) else np.inf)
-    negative = min(np.min(bias), np.min(var)) < -1e-12 * np.max(np.abs(risk))
-    if negative or not gap <= SCALE_GAP:
-        raise IllConditioned(
-            f"{what}: the limits lose their digits across the spectra's eigenvalue "
-            f"span of {span:.3g} (" + ("a negative risk; " if negative else "")
-            + f"the exact scale identity Sigma -> 3 Sigma moves them by {gap:.2g} relative, "
-            f"beyond {SCALE_GAP:g}); narrow the span")
+    for c in factors:
+        b3, v3 = rescaled(c)
+        with np.errstate(invalid="ignore"):
+            gaps = (np.abs(b3 - bias) + np.abs(v3 - var)) / np.where(risk > 0, risk, 1.0)
+        gap = (float(np.max(np.where(finite, gaps, 0.0)))
+               if np.array_equal(finite, np.isfinite(b3 + v3)) else np.inf)
+        if negative or not gap <= SCALE_GAP:
+            moved = "3 Sigma" if c == 3.0 else "Sigma / 3" if c == 1 / 3 else f"{c:g} Sigma"
+            raise IllConditioned(
+                f"{what}: the limits lose their digits across the spectra's eigenvalue "
+                f"span of {span:.3g} (" + ("a negative risk; " if negative else "")
+                + f"the exact scale identity Sigma -> {moved} moves them by {gap:.2g} "
+                f"relative, beyond {SCALE_GAP:g}); narrow the span")
