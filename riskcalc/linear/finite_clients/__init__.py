@@ -37,7 +37,8 @@ from riskcalc._validate import (client_count, nonnegative, parameter,
                                 positive_int, real)
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.client_weights import check_weights, client_weight_vector
-from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
+from riskcalc.linear.finite_clients.identity import (NEAR_IDENTITY, check_pooled, group_limits,
+                                                     identity_scale)
 from riskcalc.linear.finite_clients.result import ClientsLimit, notes
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
@@ -244,11 +245,11 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     # A tuning beyond [1e-100, 1e100] gives the limit at that end to 100 digits (``check_lam``):
     # pFedMe at lam 1e-100 on scaled:1e100 said "resolvent chain: the fixed point is unstable"
     # (fuzz40 maml F4).
-    c = None if method in HETEROGENEOUS else 1.0 if spectrum is None else _identity_scale(spectrum)
+    c = None if method in HETEROGENEOUS else 1.0 if spectrum is None else identity_scale(spectrum)
     if c is not None and spectrum is not None and spectrum.identity_scale is None:
         said = (f"{method}: the spectrum's eigenvalues lie within a relative {NEAR_IDENTITY:g} "
                 f"of each other, taken as Sigma = {c:.10g} I, their mean (a second-order "
-                "change; finite_clients._identity_scale)",)
+                "change; finite_clients.identity.identity_scale)",)
     if c is not None:
         tun = float(tuning[0]) * (c if method == "maml_fl" else 1.0 / c)
         tun = min(max(tun, 1e-100), 1e100) if tun > 0 else tun
@@ -302,28 +303,6 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var, said
-
-
-#: The relative spread of a spectrum's eigenvalues (largest over smallest, minus 1) up to
-#: which MAML-FL's and pFedMe's limits take it as Sigma = c I (``_identity_scale``).
-NEAR_IDENTITY = 1e-5
-
-
-def _identity_scale(spectrum):
-    """c where MAML-FL's and pFedMe's limits take ``spectrum`` as Sigma = c I: its
-    ``identity_scale``, or, with a uniform signal direction and eigenvalues within a relative
-    ``NEAR_IDENTITY`` of each other, its mean eigenvalue (else None). At Sigma = c I the
-    limits' derivative in each atom is proportional to its mass, so merging the atoms at
-    their mean moves them at second order: C delta^2 for a relative spread delta, C from 1e-3
-    to 0.024 measured (delta 1e-4 to 1e-2, both methods, five federations), 2.4e-12 at 1e-5.
-    MAML-FL's companion pencils refused such spectra near pooled N = d where Sigma = I answers
-    (gamma [1.5, 2.7] at alpha 0.3 on two-point:1,1.000001,0.5: they stall at rounding there,
-    on Sigma = I too, within 6e-9 of the scalar route; fuzz42 maml F2)."""
-    c = spectrum.identity_scale
-    if c is None and spectrum.signal_is_uniform and (
-            spectrum.atoms.max() <= spectrum.atoms.min() * (1.0 + NEAR_IDENTITY)):
-        c = spectrum.mean
-    return c
 
 
 #: The eigenvalue span from which pFedMe's limits are checked by the scale identity (gaps of

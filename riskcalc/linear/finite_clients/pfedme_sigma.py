@@ -326,8 +326,6 @@ def solve_point(gam, sg, h, p, lam, count):
     # two-point:1,S,0.5 for S from 3e5 to 1e6 at lam 1e-80 to 10 did not converge, while
     # S = 1e5 and 3e6 answered (fuzz41 maml F3). Continued instead through the spectra
     # lo (s / lo)^theta, their span growing by 10 from _SPAN_STEP, each from the last root.
-    # A failure there names the span (gamma 1.9487, 2 clients, lam 0.01 on two-point:0.5,S,0.5
-    # said only "did not converge" for S 1e5 to 3e6; S = 1e4 loses its digits; fuzz42 maml F4).
     t, top = None, float(np.log(sg.max() / lo))
     for span in np.append(_SPAN_STEP * 10.0 ** np.arange(np.log10(sg.max() / lo / _SPAN_STEP)),
                           sg.max() / lo):
