@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from riskcalc.advise import Federation, advise
-from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import own
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.own_objective import objective
@@ -87,11 +86,12 @@ def test_rtfa_grid_refuses_extreme_gammas_without_runtime_warnings():
     """gamma [1e-100, 1e100]: RTFA's tuning grid (``tune.rtfa_lams``, Sigma = I, every row in
     one call) printed five RuntimeWarnings (overflow in square, invalid value in divide) before
     the refusal, where clients_limit and the covariate-shift rows compute under np.errstate.
-    Now the refusal alone."""
+    Now the refusal alone (RTFA alone refusing, no candidate is left: a ValueError naming the
+    reason since fuzz42 advise F1)."""
     fed = Federation(gamma=[1e-100, 1e100], r=[1.0, 1.0], sigma=[1.0, 1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(SolverError, match="subordination derivative overflowed"):
+        with pytest.raises(ValueError, match="rtfa: .*subordination derivative overflowed"):
             advise(fed, methods=["rtfa"])
 
 

@@ -33,7 +33,7 @@ from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import candidates, cost
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import METHOD_ALIASES, parameter, positive_int
-from riskcalc.errors import IllConditioned
+from riskcalc.errors import IllConditioned, SolverError
 
 __all__ = ["Advice", "Candidate", "Federation", "TIE_RTOL", "advise", "estimate_seconds",
            "from_clients", "pipelines"]
@@ -73,7 +73,15 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     -------
     Advice
         ``candidates`` sorted by mean risk (the first is recommended), ``skipped`` (one
-        sentence per pipeline left out).
+        sentence per pipeline or weighting left out), ``refused`` ((pipeline, reason) for each
+        pipeline whose limits refused the federation, e.g. a derivative past the floats: the
+        others are ranked).
+
+    Raises
+    ------
+    ValueError
+        Bad arguments (before any pipeline runs), or no candidate at all: one line naming
+        each pipeline's reason.
 
     Examples
     --------
@@ -93,7 +101,7 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         raise ValueError("signal applies with rounds only (FedAvg along the rounds starts at "
                          "w = 0; the other pipelines do not depend on ||theta_0||): leave it "
                          "out, or give rounds")
-    cands, skipped = [], []
+    cands, skipped, refused = [], [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
@@ -113,6 +121,10 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
                 cands += build()
             except IllConditioned as exc:           # no number rather than a wrong one
                 skipped.append(f"{method}: {exc}")
+            except (ValueError, SolverError) as exc:
+                # One pipeline's refusal aborted the whole advice (gamma [1e-100, 1e100]:
+                # FedAvg's derivative overflowed where MAML-FL and pFedMe answer).
+                refused.append((method, str(exc)))
             done(method)
     if "local_ridge" not in chosen:
         pass
@@ -129,6 +141,8 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
             cands.append(candidates.local_ridge(fed))
         except ValueError as exc:
             skipped.append(f"local_ridge: {exc}")
+        except SolverError as exc:
+            refused.append(("local_ridge", str(exc)))
     if "local_ridge" in chosen:
         done("local_ridge")
     if "ftfa_steps" not in chosen:
@@ -148,11 +162,16 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
                                           [c for c in cands if c.method == "pfedme"])
         done("rounds")
     if not cands:
+        # Each reason once, with its pipelines (as the logistic family's advice).
+        reasons = {}
+        for method, why in refused:
+            reasons.setdefault(why, []).append(method)
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
-                         f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))
+                         f"chosen ({', '.join(chosen)}): " + "; ".join(
+                             skipped + [f"{', '.join(m)}: {why}" for why, m in reasons.items()]))
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
-    return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+    return Advice(fed, tuple(cands[k] for k in order), tuple(skipped), tuple(refused))
 
 
 def _federation(fed) -> Federation:

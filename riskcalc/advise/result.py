@@ -61,6 +61,9 @@ class Advice:
     federation: object            # Federation, or the logistic family's LogisticFederation
     candidates: tuple
     skipped: tuple
+    #: (pipeline, reason) for each pipeline whose limits refused the federation (the others
+    #: are ranked; ``riskcalc.advise.advise``).
+    refused: tuple = ()
 
     @property
     def recommended(self) -> Candidate:
@@ -117,7 +120,8 @@ class Advice:
         return {"federation": self.federation.describe(),
                 "candidates": [c.as_dict() for c in self.candidates],
                 "recommended": rec, "weight_gains": self.weight_gains(),
-                "skipped": list(self.skipped)}
+                "skipped": list(self.skipped),
+                "refused": [{"method": m, "reason": why} for m, why in self.refused]}
 
 
 def scale(fed) -> float:

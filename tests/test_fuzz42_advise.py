@@ -1,0 +1,47 @@
+"""Issue 32, fuzz42 (advise): what this fuzz found, each test failing before."""
+
+import json
+
+
+from riskcalc.advise import Federation, advise
+from tests.helpers import run_cli
+
+#: Two clients 200 orders of magnitude apart: FedAvg's, FTFA's and RTFA's finite-M limits
+#: overflow (the subordination derivative); MAML-FL, pFedMe and local ridge (lam* in range
+#: at these rho) answer.
+APART = [{"gamma": 1e-100, "r": 1.0, "sigma": 10.0, "rho": 1.0},
+         {"gamma": 1e100, "r": 1.0, "sigma": 10.0, "rho": 1e10}]
+
+
+# --- F1: one pipeline's refusal aborted the whole advice ------------------------------------
+
+def test_a_refused_pipeline_is_named_and_the_others_ranked():
+    """advise(gamma [1e-100, 1e100]) was the error 'the subordination derivative overflowed'
+    (FedAvg's) although MAML-FL answers: the answering pipelines are now ranked and the refused
+    one named with its reason (``refused``; JSON "refused": [{"method", "reason"}])."""
+    fed = Federation(**{k: [c[k] for c in APART] for k in ("gamma", "r", "sigma", "rho")})
+    adv = advise(fed, methods=["fedavg", "local_ridge"])
+    assert [c.method for c in adv.candidates] == ["local_ridge"]
+    assert [m for m, _ in adv.refused] == ["fedavg"]
+    assert "subordination derivative overflowed" in adv.refused[0][1]
+    out = json.loads(json.dumps(adv.as_dict()))
+    assert out["refused"] == [{"method": "fedavg", "reason": adv.refused[0][1]}]
+    assert out["skipped"] == list(adv.skipped)
+
+
+def test_the_text_names_each_refused_pipeline_and_all_refused_is_one_error(tmp_path, capsys):
+    path = tmp_path / "apart.json"
+    path.write_text(json.dumps(APART))
+    code, out, err = run_cli(["advise", "--clients-file", path, "--methods",
+                              "ftfa,local_ridge"], capsys)
+    assert code == 0, err
+    assert "refused: ftfa: finite-clients limit: the subordination derivative" in out
+    assert "recommended for the federation: local_ridge" in out
+    code, out, err = run_cli(["advise", "--clients-file", path, "--methods", "fedavg,ftfa"],
+                             capsys)
+    assert code == 2 and not out
+    lines = err.strip().splitlines()
+    # One line, each reason once with its pipelines.
+    assert len(lines) == 1 and lines[0].startswith("error: no candidate"), err
+    assert lines[0].count("subordination derivative overflowed") == 1
+    assert "fedavg, ftfa: finite-clients limit" in lines[0]
