@@ -45,3 +45,26 @@ def test_the_text_names_each_refused_pipeline_and_all_refused_is_one_error(tmp_p
     assert len(lines) == 1 and lines[0].startswith("error: no candidate"), err
     assert lines[0].count("subordination derivative overflowed") == 1
     assert "fedavg, ftfa: finite-clients limit" in lines[0]
+
+
+# --- F2: "optimal weights, pfedme_rounds: ... gain -4.88% over samples" -----------------------
+
+def test_weight_gains_leave_out_the_rounds_candidates():
+    """advise --rounds 2 --methods pfedme printed 'optimal weights, pfedme_rounds: mean risk
+    0.6485 vs samples 0.6183, uniform 0.6231 (gain -4.88% over samples)': the rounds
+    candidate's "optimal" weights are pFedMe's, searched at T = inf, so the line contradicted
+    its own name. Gains are now reported for searched weights only."""
+    import numpy as np
+
+    from riskcalc.advise import Advice, Candidate
+
+    fed = Federation(gamma=[0.5, 2.0], r=[1.0, 0.5], sigma=[0.5, 1.0])
+    p = np.array([0.5, 0.5])
+    cands = (Candidate("pfedme", {"lam": 1.0}, "optimal", p, np.array([0.2, 1.1])),
+             Candidate("pfedme", {"lam": 1.0}, "samples", p, np.array([0.3, 1.1])),
+             Candidate("pfedme_rounds", {"rounds": 2}, "samples", p, np.array([0.5, 0.7]),
+                       limit="rounds"),
+             Candidate("pfedme_rounds", {"rounds": 2}, "optimal", p, np.array([0.6, 0.7]),
+                       limit="rounds"))
+    gains = Advice(fed, cands, ()).weight_gains()
+    assert [g["method"] for g in gains] == ["pfedme"]

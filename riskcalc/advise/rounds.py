@@ -229,5 +229,7 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
                                                "global_step": 1.0 / lam},
                              c.weights, c.p, curve.risk[:, T].copy(), limit="rounds",
                              notes=("Algorithm 1 of paper 004 with exact prox (local_steps "
-                                    "None), at the lam tuned for pFedMe's minimizer",)))
+                                    "None), at the lam tuned for pFedMe's minimizer",)
+                             + (("its optimal weights are pFedMe's (searched for T = inf, not "
+                                 "along the rounds)",) if c.weights == "optimal" else ())))
     return out
