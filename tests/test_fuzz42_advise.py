@@ -68,3 +68,22 @@ def test_weight_gains_leave_out_the_rounds_candidates():
                        limit="rounds"))
     gains = Advice(fed, cands, ()).weight_gains()
     assert [g["method"] for g in gains] == ["pfedme"]
+
+
+# --- F3: a shared tuning clamped to its grid's end -------------------------------------------
+
+def test_shared_tuning_leaves_its_grid_where_the_risk_falls_beyond_it():
+    """pFedMe at uniform weights, r_j = 1e-4, sigma_j = 1 (the grid 1e3 to 1e9 around the
+    oracle lam*): tuned to the grid's end lam = 1e3, mean risk 0.587433, silently, where lam =
+    10 gives 0.582002. The grid now grows past an end while the risk falls there."""
+    from riskcalc.linear.finite_clients import clients_limit
+
+    fed = Federation(gamma=[0.5, 2.0, 1.5], r=[1e-4] * 3, sigma=[1.0] * 3)
+    adv = advise(fed, methods=["pfedme"])
+    uniform = next(c for c in adv.candidates if c.weights == "uniform")
+    assert uniform.tuning["lam"] < 100
+    at10 = clients_limit("pfedme", lam=10.0, weights="uniform", **fed.limit_kwargs())
+    assert uniform.mean_risk <= at10.mean_risk
+    best = next(c for c in adv.candidates if c.weights == "optimal")
+    assert best.mean_risk <= min(c.mean_risk for c in adv.candidates)
+

@@ -121,8 +121,10 @@ def own(method, fed, starts, skipped, near=None):
         return clients_limit(method, weights=p, **fed.limit_kwargs(),
                              **{name: float(np.exp(extra[0]))}).mean_risk
 
-    bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     begin = [(c.p, [np.log(c.tuning[name])]) for c in out]
+    # The tunings found beyond the grid's ends (``tune.shared_tuning``) widen the bounds.
+    bounds = [(min(float(np.log(grid[0])), *(t[0] for _, t in begin)),
+               max(float(np.log(grid[-1])), *(t[0] for _, t in begin)))]
     gradient = exact_gradient(method, fed)
     p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds, gradient=gradient,
                             more=lambda: [] if near is None else [(near, t) for _, t in begin])
