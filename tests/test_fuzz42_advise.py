@@ -87,3 +87,18 @@ def test_shared_tuning_leaves_its_grid_where_the_risk_falls_beyond_it():
     best = next(c for c in adv.candidates if c.weights == "optimal")
     assert best.mean_risk <= min(c.mean_risk for c in adv.candidates)
 
+
+# --- F4: a round count at the cap, said nothing ----------------------------------------------
+
+def test_rounds_at_the_cap_with_the_risk_still_falling_say_so():
+    """advise --rounds 2: FedAvg along the rounds (uniform weights) and every pFedMe rounds
+    candidate stopped at T = 2, the cap, with the mean risk still falling there, and said
+    nothing (fine-tuning steps at their cap say so). Now a note says it."""
+    fed = Federation(gamma=[0.5, 2.0], r=[1.0, 0.5], sigma=[0.5, 1.0])
+    adv = advise(fed, methods=["fedavg"], rounds=2, signal=1.0)
+    early = {c.weights: c for c in adv.candidates if c.method == "fedavg_rounds"}
+    assert early["uniform"].tuning["rounds"] == 2
+    assert any("still decreases at the largest number of rounds tried (T = 2)" in n
+               for n in early["uniform"].notes)
+    assert early["samples"].tuning["rounds"] == 1
+    assert not any("still decreases" in n for n in early["samples"].notes)
