@@ -102,3 +102,24 @@ def test_rounds_at_the_cap_with_the_risk_still_falling_say_so():
                for n in early["uniform"].notes)
     assert early["samples"].tuning["rounds"] == 1
     assert not any("still decreases" in n for n in early["samples"].notes)
+
+
+# --- F5: RuntimeWarnings from the tuning's Brent search --------------------------------------
+
+def test_brent_takes_infinite_values_without_runtime_warnings():
+    """advise() (MAML-FL, 10 clients at pooled N/d - 1 = 1e-6) printed 'RuntimeWarning: invalid
+    value encountered in scalar subtract' from tune.brent: a limit not computed is an infinite
+    value, and inf - inf on numpy scalars warns. Brent's arithmetic is on Python floats now."""
+    import warnings
+
+    import numpy as np
+
+    from riskcalc.advise.tune import brent
+
+    def fun(t):
+        return np.float64(np.inf) if t > 0.45 else np.float64((t - 0.3) ** 2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, fx = brent(fun, np.float64(0.0), np.float64(1.0), np.float64(0.4), fun(0.4), 1e-5)
+    assert abs(x - 0.3) < 1e-4 and fx < 1e-8

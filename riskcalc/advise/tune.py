@@ -109,6 +109,9 @@ def brent(fun, lo: float, hi: float, x: float, fx: float, xtol: float):
     is within ``xtol`` (absolute, plus 1.5e-8 relative) of it. Infinite values (a limit not
     computed) take golden-section steps. Returns (argmin, min), a point it evaluated."""
     tiny = 1.5e-8
+    # Python floats: NaN from infinite values arises silently (numpy scalars printed
+    # RuntimeWarnings, 'invalid value encountered in scalar subtract', on advise's stderr).
+    lo, hi, x, fx = float(lo), float(hi), float(x), float(fx)
     v = w = x
     fv = fw = fx
     step = prev = 0.0
