@@ -123,3 +123,21 @@ def test_brent_takes_infinite_values_without_runtime_warnings():
         warnings.simplefilter("error")
         x, fx = brent(fun, np.float64(0.0), np.float64(1.0), np.float64(0.4), fun(0.4), 1e-5)
     assert abs(x - 0.3) < 1e-4 and fx < 1e-8
+
+
+# --- F6: advise's time estimate next to a pinned client ------------------------------------
+
+def test_the_estimate_grows_where_a_client_alone_is_at_its_own_threshold():
+    """gamma [0.999999, 1e6] (pooled N/d - 1 = 2e-6, client 0 alone 1e-6 above N = d): MAML-FL
+    took 75 s of CPU and pFedMe more than 150 s, estimated 40 and 36 s (each evaluation a
+    pinned root next to client 0's cap, 4-6 s). The estimate now grows in log(1 / (N/d - 1))
+    there; [0.9999, 1e6] (0.9 s measured) keeps the flat term."""
+    from riskcalc.advise import estimate_seconds
+
+    def est(gamma):
+        fed = Federation(gamma=gamma, r=[1.0, 1.0], sigma=[0.5, 0.5])
+        return estimate_seconds(fed, ["maml_fl", "pfedme"])
+
+    pinned = est([0.999999, 1e6])
+    assert pinned["maml_fl"] >= 75 and pinned["pfedme"] >= 150
+    assert all(v < 60 for v in est([0.9999, 1e6]).values())
