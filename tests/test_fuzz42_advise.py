@@ -141,3 +141,20 @@ def test_the_estimate_grows_where_a_client_alone_is_at_its_own_threshold():
     pinned = est([0.999999, 1e6])
     assert pinned["maml_fl"] >= 75 and pinned["pfedme"] >= 150
     assert all(v < 60 for v in est([0.9999, 1e6]).values())
+
+
+# --- F7: no candidate: one reason said fourteen times -----------------------------------------
+
+def test_no_candidate_says_each_reason_once(tmp_path, capsys):
+    """advise --methods fedavg --rounds 2 on gamma [1e-100, 1e100]: the error repeated 'gamma:
+    1e+100 (client 1, ...) is beyond 1e+10, ...' once per (weights, K) curve, 14 times in a line
+    of ~5000 characters. Each reason is now said once, after what it left out."""
+    path = tmp_path / "apart.json"
+    path.write_text(json.dumps(APART))
+    code, out, err = run_cli(["advise", "--clients-file", path, "--methods", "fedavg",
+                              "--rounds", 2, "--signal", 1], capsys)
+    assert code == 2 and not out
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.count("is beyond 1e+10") == 1, err
+    assert "fedavg along the rounds (uniform weights, K = inf)" in err
+    assert err.count("subordination derivative overflowed") == 1, err

@@ -162,13 +162,14 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
                                           [c for c in cands if c.method == "pfedme"])
         done("rounds")
     if not cands:
-        # Each reason once, with its pipelines (as the logistic family's advice).
+        # Each reason once, with what it left out (as the logistic family's advice): one
+        # gamma beyond the rounds' reach was said 14 times, once per (weights, K) curve.
         reasons = {}
-        for method, why in refused:
-            reasons.setdefault(why, []).append(method)
+        for who, _, why in [s.partition(": ") for s in skipped] + [(m, 0, w) for m, w in refused]:
+            reasons.setdefault(why, []).append(who)
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
                          f"chosen ({', '.join(chosen)}): " + "; ".join(
-                             skipped + [f"{', '.join(m)}: {why}" for why, m in reasons.items()]))
+                             f"{', '.join(m)}: {why}" for why, m in reasons.items()))
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped), tuple(refused))
