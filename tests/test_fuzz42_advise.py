@@ -158,3 +158,18 @@ def test_no_candidate_says_each_reason_once(tmp_path, capsys):
     assert err.count("is beyond 1e+10") == 1, err
     assert "fedavg along the rounds (uniform weights, K = inf)" in err
     assert err.count("subordination derivative overflowed") == 1, err
+
+
+# --- F8: "use fewer clients" at two clients ----------------------------------------------------
+
+def test_a_two_client_refusal_does_not_advise_fewer_clients(tmp_path, capsys):
+    """advise --max-minutes 1e-9 on two clients: 'every pipeline alone exceeds it (...): use
+    fewer clients, or allow more time': a federation has at least two clients, so that advice
+    could not be followed."""
+    path = tmp_path / "apart.json"
+    path.write_text(json.dumps(APART))
+    code, out, err = run_cli(["advise", "--clients-file", path, "--methods", "fedavg",
+                              "--max-minutes", 1e-9], capsys)
+    assert code == 2 and not out
+    assert "fewer clients" not in err and "the fewest there are" in err, err
+    assert "allow more time with --max-minutes" in err

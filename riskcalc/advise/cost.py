@@ -304,10 +304,11 @@ def _shift_curve_seconds(fed, K: int, rounds: int) -> float:
     return edge_seconds(ntype, atoms) + min(SHIFT_ALLOWANCE, work)
 
 
-def advice(estimates: dict, limit: float) -> str:
+def advice(estimates: dict, limit: float, clients: int | None = None) -> str:
     """What brings the estimate under ``limit`` seconds: the pipelines to keep (leaving out
-    the slowest first), or fewer clients. A pipeline estimated at 0 s (skipped: fine-tuning
-    steps under covariate shift) is not suggested."""
+    the slowest first), or fewer clients (not at two ``clients``, the fewest a federation has:
+    it was advised at 2). A pipeline estimated at 0 s (skipped: fine-tuning steps under
+    covariate shift) is not suggested."""
     kept = {k: v for k, v in estimates.items() if v > 0}
     while kept and sum(kept.values()) > limit:
         kept.pop(max(kept, key=kept.get))
@@ -319,6 +320,8 @@ def advice(estimates: dict, limit: float) -> str:
         return (f"the slowest pipelines are {slow}: --methods {','.join(kept)}"
                 f"{' without --rounds' if rounds else ''} would take about "
                 f"{_duration(sum(kept.values()))}")
+    if clients is not None and clients <= 2:
+        return f"every pipeline alone exceeds it ({slow}) at two clients, the fewest there are"
     return f"every pipeline alone exceeds it ({slow}): use fewer clients"
 
 
