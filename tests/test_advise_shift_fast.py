@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-import riskcalc.advise as advise_mod
+import riskcalc.advise.candidates as advise_mod
 from riskcalc.advise import Federation, advise, tune
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients.shift.limits import evaluate, global_point

@@ -130,6 +130,8 @@ measured time), times ``SAFETY``:
 
 from __future__ import annotations
 
+import numpy as np
+
 from riskcalc.advise.rounds import SHIFT_ALLOWANCE, sigma_k_seconds, spectrum_local_steps
 from riskcalc.advise.weights import FD_MAXITER
 
@@ -147,6 +149,22 @@ IDENTITY = {"fedavg": (0.02, 1.1e-4, 0.0), "ftfa": (0.02, 1.1e-4, 0.0),
 #: (0.003-0.09 s at 0.1); two clients at N/d - 1 = 5e-7 took 10.7 s (MAML-FL) and 10.4 s
 #: (pFedMe), estimated 0.24 and 0.33 s before this term.
 NEAR_POOLED = (0.05, 0.6)
+#: ... times 1 + ``PINNED_GROWTH`` log10(``NEAR_POOLED[0]`` / (N/d - 1)) where a client alone
+#: is near its own N_j = d from above (0 < 1/gamma_j - 1 < ``PINNED_ALONE``): the global
+#: model's root then sits next to that client's cap (``finite_clients.own._subordination``'s
+#: pinned route), each evaluation a long bracketed solve. Measured (one thread, load ~12,
+#: 2026-11-30): gamma [0.999999, 1e6] (N/d - 1 = 2e-6) 4.3-5.6 s per evaluation and gradient
+#: for pFedMe; MAML-FL's pipeline 75 s (estimated 40 s before this term, 313 s now), pFedMe's
+#: more than 150 s (stopped at 25 min of wall time; estimated 36 s before, 282 s now); the
+#: same with [0.9999, 1e6] and [0.99, 1e6] 0.9 s (MAML-FL: not pinned, so ``PINNED_ALONE``
+#: lies between 1e-6 and 1e-4). Without such a client the flat
+#: term covers the measured federations (MAML-FL at 3 clients, N/d - 1 = 1e-3 and 1e-5:
+#: 7.8 and 15.1 s, estimated 40 s).
+PINNED_GROWTH, PINNED_ALONE = 1.5, 1e-5
+#: ... and times 1 + M / ``NEAR_POOLED_CLIENTS`` (each evaluation's quadratures per client):
+#: MAML-FL at 100 clients, N/d - 1 = 1e-4, took 82.6 s (estimated 40 s by the flat term; 120 s
+#: now), pFedMe 15.8 s there; at 30 clients 25-30 s and 11-13 s (estimated 64 and 58 s now).
+NEAR_POOLED_CLIENTS = 50.0
 #: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
     "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
@@ -238,9 +256,13 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
         elif route == "identity" or method == "local_ridge":
             a, b, c = IDENTITY[method]
             out[method] = a + b * m + c * m * m
-            if method in ("maml_fl", "pfedme") and float(sum(1.0 / fed.gamma)) - 1.0 < \
-                    NEAR_POOLED[0]:
-                out[method] += 1.1 * TUNING_EVALS[method] * NEAR_POOLED[1]
+            near = float(sum(1.0 / fed.gamma)) - 1.0
+            if method in ("maml_fl", "pfedme") and near < NEAR_POOLED[0]:
+                alone = 1.0 / fed.gamma - 1.0
+                grow = (1.0 + PINNED_GROWTH * float(np.log10(NEAR_POOLED[0] / max(near, 1e-300)))
+                        if np.any((alone > 0) & (alone < PINNED_ALONE)) else 1.0)
+                out[method] += (1.1 * TUNING_EVALS[method] * NEAR_POOLED[1] * grow
+                                * (1.0 + m / NEAR_POOLED_CLIENTS))
         elif route == "shift" and method in SHIFT_GRADIENT:
             a, b, c = EVAL[route][method]
             seconds = TUNING_EVALS[method] * (a + b * m + c * m * m)
@@ -287,10 +309,11 @@ def _shift_curve_seconds(fed, K: int, rounds: int) -> float:
     return edge_seconds(ntype, atoms) + min(SHIFT_ALLOWANCE, work)
 
 
-def advice(estimates: dict, limit: float) -> str:
+def advice(estimates: dict, limit: float, clients: int | None = None) -> str:
     """What brings the estimate under ``limit`` seconds: the pipelines to keep (leaving out
-    the slowest first), or fewer clients. A pipeline estimated at 0 s (skipped: fine-tuning
-    steps under covariate shift) is not suggested."""
+    the slowest first), or fewer clients (not at two ``clients``, the fewest a federation has:
+    it was advised at 2). A pipeline estimated at 0 s (skipped: fine-tuning steps under
+    covariate shift) is not suggested."""
     kept = {k: v for k, v in estimates.items() if v > 0}
     while kept and sum(kept.values()) > limit:
         kept.pop(max(kept, key=kept.get))
@@ -302,6 +325,8 @@ def advice(estimates: dict, limit: float) -> str:
         return (f"the slowest pipelines are {slow}: --methods {','.join(kept)}"
                 f"{' without --rounds' if rounds else ''} would take about "
                 f"{_duration(sum(kept.values()))}")
+    if clients is not None and clients <= 2:
+        return f"every pipeline alone exceeds it ({slow}) at two clients, the fewest there are"
     return f"every pipeline alone exceeds it ({slow}): use fewer clients"
 
 

@@ -61,6 +61,9 @@ class Advice:
     federation: object            # Federation, or the logistic family's LogisticFederation
     candidates: tuple
     skipped: tuple
+    #: (pipeline, reason) for each pipeline whose limits refused the federation (the others
+    #: are ranked; ``riskcalc.advise.advise``).
+    refused: tuple = ()
 
     @property
     def recommended(self) -> Candidate:
@@ -96,11 +99,15 @@ class Advice:
     def weight_gains(self) -> list:
         """Per method with optimal weights: the mean risk under each weighting and the
         relative gain of the optimal weights over the sample weights (0 where the two tie,
-        ``tied``: noise-free data gave 'gain 0.23%' between risks ~1e-17, rounding)."""
+        ``tied``: noise-free data gave 'gain 0.23%' between risks ~1e-17, rounding). Not for
+        a candidate along the rounds: its "optimal" weights are pFedMe's, searched at T = inf,
+        not along the rounds (they were printed 'optimal weights, pfedme_rounds: ... gain
+        -4.88% over samples')."""
         out = []
         unit = self._unit()
-        for method in dict.fromkeys(c.method for c in self.candidates):
-            means = {c.weights: c.mean_risk for c in self.candidates if c.method == method}
+        searched = [c for c in self.candidates if c.limit != "rounds"]
+        for method in dict.fromkeys(c.method for c in searched):
+            means = {c.weights: c.mean_risk for c in searched if c.method == method}
             if "optimal" in means and "samples" in means:
                 s, o = means["samples"], means["optimal"]
                 real = np.isfinite(s) and s > 0 and not tied(np.array([o]), s, unit)[0]
@@ -117,7 +124,8 @@ class Advice:
         return {"federation": self.federation.describe(),
                 "candidates": [c.as_dict() for c in self.candidates],
                 "recommended": rec, "weight_gains": self.weight_gains(),
-                "skipped": list(self.skipped)}
+                "skipped": list(self.skipped),
+                "refused": [{"method": m, "reason": why} for m, why in self.refused]}
 
 
 def scale(fed) -> float:

@@ -172,15 +172,16 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))
             if best is None or mean[T] < best[0]:
-                best = (mean[T], K, T, curve.risk[:, T].copy())
+                best = (mean[T], K, T, curve.risk[:, T].copy(), _falling(mean, T))
         if best is None:
             continue
-        _, K, T, risks = best
+        _, K, T, risks, falling = best
         p = ((1.0 / fed.gamma) / np.sum(1.0 / fed.gamma) if weights == "samples"
              else np.full(fed.m, 1.0 / fed.m))
         tuning = {"rounds": T, "local_steps": None if np.isinf(K) else int(K),
                   "step_size": eta, "global_step": 1.0}
-        notes = (("local_steps None: the exact local solve",) if np.isinf(K) else ()) + extra
+        notes = ((("local_steps None: the exact local solve",) if np.isinf(K) else ()) + extra
+                 + falling)
         out.append(candidate("fedavg_rounds", tuning, weights, p, risks, limit="rounds",
                              notes=notes))
     return out
@@ -225,9 +226,22 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
             continue
         mean = curve.risk.mean(axis=0)
         T = int(np.argmin(mean))
+        falling = _falling(mean, T)
         out.append(candidate("pfedme_rounds", {"rounds": T, "local_steps": None, "lam": lam,
                                                "global_step": 1.0 / lam},
                              c.weights, c.p, curve.risk[:, T].copy(), limit="rounds",
                              notes=("Algorithm 1 of paper 004 with exact prox (local_steps "
-                                    "None), at the lam tuned for pFedMe's minimizer",)))
+                                    "None), at the lam tuned for pFedMe's minimizer",)
+                             + (("its optimal weights are pFedMe's (searched for T = inf, not "
+                                 "along the rounds)",) if c.weights == "optimal" else ())
+                             + falling))
     return out
+
+
+def _falling(mean, T: int) -> tuple:
+    """A note where the best round ``T`` is the last one evaluated and the mean risk still
+    falls there (more rounds may do better: --rounds caps the search), else ()."""
+    if T == mean.size - 1 and T > 0 and mean[T] < mean[T - 1]:
+        return (f"the mean risk still decreases at the largest number of rounds tried (T = "
+                f"{T}): allow more with --rounds",)
+    return ()

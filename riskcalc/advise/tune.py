@@ -40,6 +40,11 @@ INF_RTOL = 1e-9
 #: mean risk, where golden sections to 1e-3 (until session 39) took 16-19 and ended up to
 #: 2.1e-9 above it; Brent to 1e-3 or 1e-4 took 7-10 and ended within 2.3e-11.
 SHARED_XTOL = 1e-5
+#: ``shared_tuning``: grid steps added beyond an end of the grid where its best point lies,
+#: one at a time while the risk still falls there (0.75 decades each on advise's grids)...
+SHARED_REACH = 16
+#: ... while the risk falls by more than this relative amount (rounding on a plateau).
+SHARED_FLAT = 1e-12
 _INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
 _GOLDEN_STEP = 1.0 - _INV_PHI
 #: Under covariate shift, most clients x grid rows for ``rtfa_lams`` to evaluate its rows of
@@ -104,6 +109,9 @@ def brent(fun, lo: float, hi: float, x: float, fx: float, xtol: float):
     is within ``xtol`` (absolute, plus 1.5e-8 relative) of it. Infinite values (a limit not
     computed) take golden-section steps. Returns (argmin, min), a point it evaluated."""
     tiny = 1.5e-8
+    # Python floats: NaN from infinite values arises silently (numpy scalars printed
+    # RuntimeWarnings, 'invalid value encountered in scalar subtract', on advise's stderr).
+    lo, hi, x, fx = float(lo), float(hi), float(x), float(fx)
     v = w = x
     fv = fw = fx
     step = prev = 0.0
@@ -241,7 +249,12 @@ def shown_lams(fed, weights, lam, risk):
 def shared_tuning(method: str, fed, weights, grid):
     """The one alpha (maml_fl) or lam (pfedme) minimizing the federation's mean finite-M
     risk: the best point of ``grid`` then Brent's search (``brent``) between its neighbours.
-    Points where the limit cannot be computed (SolverError) count as infinite risk.
+    Points where the limit cannot be computed (SolverError) count as infinite risk. Where the
+    best point is an end of the grid, the grid grows by its step beyond it while the risk
+    falls there (up to ``SHARED_REACH`` steps; lam within ``LAM_RANGE``, alpha not above
+    the grid's top, the stability edge), so an optimum outside the grid is not clamped to its
+    end (pFedMe at uniform weights and r_j = 1e-4 was tuned to the grid's lam = 1e3, mean
+    risk 0.58743, where lam = 10 gives 0.58200).
 
     Returns
     -------
@@ -282,8 +295,23 @@ def shared_tuning(method: str, fed, weights, grid):
                           f"{name} on the tuning grid ({grid[0]:.3g} to {grid[-1]:.3g}): "
                           + "; ".join(why[:2]) + (f" (and {len(why) - 2} other reasons)"
                                                   if len(why) > 2 else ""))
+    step = logs[1] - logs[0]
+    reach = (np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1]) if method == "pfedme" else logs[-1])
+    for _ in range(SHARED_REACH):
+        i = int(np.argmin(values))
+        if 0 < i < logs.size - 1:
+            break
+        nxt = logs[0] - step if i == 0 else logs[-1] + step
+        if not reach[0] <= nxt <= reach[1]:
+            break
+        v = mean(np.array([nxt]))
+        best = values[i]
+        logs, values = ((np.r_[nxt, logs], np.r_[v, values]) if i == 0 else
+                        (np.r_[logs, nxt], np.r_[values, v]))
+        if not v[0] < best * (1 - SHARED_FLAT):     # flat there (r_j = 0: lam -> inf)
+            break
     i = int(np.argmin(values))
-    x, _ = brent(mean, logs[max(i - 1, 0)], logs[min(i + 1, grid.size - 1)], logs[i],
+    x, _ = brent(mean, logs[max(i - 1, 0)], logs[min(i + 1, logs.size - 1)], logs[i],
                  values[i], SHARED_XTOL)
     value = float(np.exp(x))
     return value, result(value)

@@ -223,7 +223,7 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
     est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES], rounds[0])
     limit = guards.max_seconds(args)
     guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
-                  cost.advice(est, limit))
+                  cost.advice(est, limit, fed.m))
     finished = []
     bar = None
     if not args.no_progress and sum(est.values()) >= 5.0:

@@ -133,6 +133,8 @@ def print_table(result, per_client: bool = False, names=None) -> None:
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
               f"({_gain_text(g['gain_vs_samples'])})")
+    for method, why in result.refused:
+        print(f"refused: {method}: {why}")
     for s in result.skipped:
         print(f"skipped: {s}")
 
