@@ -2,20 +2,35 @@
 
 import json
 
+import pytest
 
 from riskcalc.advise import Federation, advise
 from tests.helpers import run_cli
 
 #: Two clients 200 orders of magnitude apart: FedAvg's, FTFA's and RTFA's finite-M limits
-#: overflow (the subordination derivative); MAML-FL, pFedMe and local ridge (lam* in range
-#: at these rho) answer.
+#: overflowed there (the subordination derivative) until fuzz42 misc F4 computed them
+#: rescaled; MAML-FL, pFedMe and local ridge (lam* in range at these rho) answer.
 APART = [{"gamma": 1e-100, "r": 1.0, "sigma": 10.0, "rho": 1.0},
          {"gamma": 1e100, "r": 1.0, "sigma": 10.0, "rho": 1e10}]
+OVERFLOWED = "finite-clients limit: the subordination derivative overflowed"
+
+
+@pytest.fixture
+def overflowing(monkeypatch):
+    """FedAvg's and FTFA's finite-M candidates refusing as they did on ``APART`` before fuzz42
+    misc F4 (a pipeline's refusal, whatever its cause, is what the policy is about)."""
+    from riskcalc.advise import candidates
+    from riskcalc.errors import SolverError
+
+    def untuned(method, *args, **kwargs):
+        raise SolverError(OVERFLOWED)
+
+    monkeypatch.setattr(candidates, "untuned", untuned)
 
 
 # --- F1: one pipeline's refusal aborted the whole advice ------------------------------------
 
-def test_a_refused_pipeline_is_named_and_the_others_ranked():
+def test_a_refused_pipeline_is_named_and_the_others_ranked(overflowing):
     """advise(gamma [1e-100, 1e100]) was the error 'the subordination derivative overflowed'
     (FedAvg's) although MAML-FL answers: the answering pipelines are now ranked and the refused
     one named with its reason (``refused``; JSON "refused": [{"method", "reason"}])."""
@@ -29,7 +44,8 @@ def test_a_refused_pipeline_is_named_and_the_others_ranked():
     assert out["skipped"] == list(adv.skipped)
 
 
-def test_the_text_names_each_refused_pipeline_and_all_refused_is_one_error(tmp_path, capsys):
+def test_the_text_names_each_refused_pipeline_and_all_refused_is_one_error(tmp_path, capsys,
+                                                                           overflowing):
     path = tmp_path / "apart.json"
     path.write_text(json.dumps(APART))
     code, out, err = run_cli(["advise", "--clients-file", path, "--methods",
@@ -145,7 +161,7 @@ def test_the_estimate_grows_where_a_client_alone_is_at_its_own_threshold():
 
 # --- F7: no candidate: one reason said fourteen times -----------------------------------------
 
-def test_no_candidate_says_each_reason_once(tmp_path, capsys):
+def test_no_candidate_says_each_reason_once(tmp_path, capsys, overflowing):
     """advise --methods fedavg --rounds 2 on gamma [1e-100, 1e100]: the error repeated 'gamma:
     1e+100 (client 1, ...) is beyond 1e+10, ...' once per (weights, K) curve, 14 times in a line
     of ~5000 characters. Each reason is now said once, after what it left out."""
