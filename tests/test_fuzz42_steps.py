@@ -1,8 +1,11 @@
 """Issue 32, fuzz42 (steps): what this fuzz found, each test failing before."""
 
+import json
+
 import pytest
 
 from riskcalc import Spectrum, steps_limit
+from tests.helpers import run_cli
 
 
 def test_a_decayed_upper_band_is_resolved_not_left_to_the_one_contour():
@@ -18,3 +21,23 @@ def test_a_decayed_upper_band_is_resolved_not_left_to_the_one_contour():
                       step_size=3.3106317419940244e-16, spectrum=sp)
     assert res.bias == pytest.approx(0.26476594259173308, rel=1e-10)
 
+
+def test_a_step_far_past_the_edge_answers_under_a_split_spectrum(capsys):
+    """F2: ``predict ftfa --gamma 2 --spectrum two-point:1e-8,1e8,0.5 --steps 1 --step-size
+    0.1`` (2e7 times past the stability edge) said "Silverstein's equation: the fixed point did
+    not settle" after 3 s: the contour around [0, x_hi] reached only 1 / (step_size steps) = 10
+    beyond its foci (the bound for the growth of the power LEFT of 0, where past the edge it is
+    largest right of the support), too thin an ellipse for the fixed point. Now past the edge
+    it reaches as far as on the right: the divergent result, exact for one step as moments of
+    nu: B = m0 - 2 eta m1 + eta^2 m2 = 5e7 - 1e15 + 1e22, V = gamma eta^2 m1 = 1e14."""
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", 2, "--r", 1, "--sigma", 1,
+                              "--spectrum", "two-point:1e-8,1e8,0.5", "--steps", 1,
+                              "--step-size", 0.1, "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["diagnostics"]["converges"] is False
+    assert res["bias"] == pytest.approx(1e22 - 1e15 + 5e7, rel=1e-12)
+    assert res["variance"] == pytest.approx(1e14, rel=1e-12)
+    rtfa = steps_limit("rtfa", gamma=2, r=1, sigma=1, lam=10.0, steps=10, step_size=10.0,
+                       spectrum=Spectrum.parse("two-point:1e-8,1e8,0.5"))
+    assert rtfa.bias == pytest.approx(3.282061782862e197, rel=1e-9)

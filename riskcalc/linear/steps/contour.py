@@ -81,6 +81,10 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
         weak = kk > 0 and kk * e * l < 1.0
         reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
+        if past:    # the power is largest right of the support: reach as far left of 0 (1 /
+            # (eta k) = 10 made an ellipse too thin for Silverstein's fixed point 2e7 times
+            # past the edge under two-point:1e-8,1e8,0.5, refused; fuzz42 steps F2)
+            reach = max(reach, cap)
         margin_all = min(reach, cap, 0.25 * hi)
         routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
         if ratio_cut < margin_all / hi:
