@@ -41,3 +41,15 @@ def test_a_step_far_past_the_edge_answers_under_a_split_spectrum(capsys):
     rtfa = steps_limit("rtfa", gamma=2, r=1, sigma=1, lam=10.0, steps=10, step_size=10.0,
                        spectrum=Spectrum.parse("two-point:1e-8,1e8,0.5"))
     assert rtfa.bias == pytest.approx(3.282061782862e197, rel=1e-9)
+
+
+def test_decayed_steps_at_sigma_identity_print_no_rounding_floor():
+    """F5: FTFA at gamma 0.5 after 1e4 steps of 0.1 (and any more) printed bias 1.466e-33 for
+    mpmath's 8.85e-80 (0 from 1e5 on): the quadrature summed (1 - f)^2 with f = 1 - q^k
+    rounded near 1. Now 1 - f = (lam + s q^k) / (s + lam); after 1000 steps the bias is
+    within 1e-13 of mpmath's 5.845267298845412e-11 (was 1e-12 off)."""
+    kw = dict(gamma=0.5, r=1.0, sigma=1.0, step_size=0.1)
+    assert steps_limit("ftfa", steps=10 ** 4, **kw).bias < 1e-78
+    assert steps_limit("ftfa", steps=10 ** 5, **kw).bias == 0.0
+    assert steps_limit("ftfa", steps=1000, **kw).bias == pytest.approx(5.845267298845412e-11,
+                                                                        rel=1e-13)
