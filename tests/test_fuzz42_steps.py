@@ -53,3 +53,16 @@ def test_decayed_steps_at_sigma_identity_print_no_rounding_floor():
     assert steps_limit("ftfa", steps=10 ** 5, **kw).bias == 0.0
     assert steps_limit("ftfa", steps=1000, **kw).bias == pytest.approx(5.845267298845412e-11,
                                                                         rel=1e-13)
+
+
+def test_a_decayed_upper_band_needing_over_256_nodes_is_still_banded():
+    """F6: 7773 steps of 1.255e-16 at gamma 0.488 under atoms 0.257, 2.8e14 (a random search
+    of 230 wide spectra against the real-axis density, after F1) gave bias 0.061462 for
+    mpmath's 0.0606272482611441 (+1.4%; and 2.2e-4 off in another draw): the upper band's
+    ellipse, F1's thin one, was estimated at 265 nodes, over the bands' 256, and the one
+    contour's value (to 1e-13 of the mean 2.4e14) stood. Bands now take up to 4096 nodes."""
+    sp = Spectrum([0.2569743143735715, 277813340625648.75],
+                  weights=[0.13644921387324307, 0.863550786126757])
+    res = steps_limit("ftfa", gamma=0.48827137245700375, r=1, sigma=0, steps=7773,
+                      step_size=1.2550138277979724e-16, spectrum=sp)
+    assert res.bias == pytest.approx(0.060627248261144093, rel=1e-10)

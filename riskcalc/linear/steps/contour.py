@@ -28,8 +28,10 @@ MAX_CONTOUR_NODES = 2 ** 15
 SPLIT = ATOL_GENERAL / RTOL_GENERAL
 #: ... at most at the 4 widest such gaps, each spanning a factor WIDE at least (powerlaw:2,1000
 #: at gamma 0.01 has 144 gaps of ~3e-6 relative, which one contour resolves: 60x the time
-#: for nothing), each band's ellipse within BAND_NODES nodes, else one contour.
-WIDE, BAND_NODES = 4.0, 2 ** 8
+#: for nothing), each band's ellipse within BAND_NODES nodes, else one contour (2^8 left a
+#: decayed band, ~20 sqrt(eta k h / 2) nodes for h its half width, to the one contour: bias
+#: 0.0615 for mpmath's 0.0606 after 7773 steps; fuzz42 steps F6).
+WIDE, BAND_NODES = 4.0, 2 ** 12
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
