@@ -159,6 +159,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             # each band on its own ellipse (``_banded``; fuzz41 steps F2).
             if got := banded():
                 (b, v), atom = got
+            elif gaps[g]:   # one contour's 0.0 for the bands' 2257 (fuzz42 steps F7)
+                raise SolverError(_UNRESOLVED.format(spectrum.mean, ATOL_GENERAL * spectrum.mean,
+                                                     BAND_NODES))
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
         tol = 8 * ATOL_GENERAL * spectrum.mean
@@ -185,7 +188,8 @@ def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past, step)
     infinite where it overflows ``past`` the edge); the first band
     around [0, its top], the atom inside, where its own ellipse would need too many nodes (as
     ``spectral_filter_integrals``' second route). None where a band's rule would need more
-    than ``BAND_NODES`` nodes or fails: the single contours answer then."""
+    than ``BAND_NODES`` nodes or fails: the single contours answer then, or past their
+    resolution (a bias below ``SPLIT`` of the mass) the caller refuses."""
     t, w = spectrum.atoms, spectrum.weights
     lam, k, eta = step
     ends = [edges[0], *(x for gap in gaps for x in gap[:2]), edges[1]]
@@ -236,6 +240,14 @@ def _nonnegative(value: float, tol: float) -> float:
                           f"({value:g} < -{tol:g}): the contour rule lost its precision")
     return max(value, 0.0) + 0.0     # -0.0 printed "variance -0" (steps2 F6)
 
+
+#: Why a bias below SPLIT of the mass is refused where the bands fail (fuzz42 steps F7).
+_UNRESOLVED = ("finite-step integral: the bias lies below 1e-2 of the spectrum's mass int t "
+               "dH = {:.3g}, where one contour resolves it only to {:.2g}, and the bands "
+               "between the gaps of the spectrum of S did not resolve it (more than {} nodes "
+               "each, or a band's rule failed): the bands above the gaps decay within 1 / "
+               "(step_size steps) of their lower edges, and fewer steps or a smaller step size "
+               "answer")
 
 #: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
 _AT_EDGE = ("; at the stability edge (step_size (lam + top of the spectrum of S) = {}) the "
