@@ -81,3 +81,17 @@ def test_a_bias_below_one_contours_resolution_is_refused_where_the_bands_fail():
     with pytest.raises(SolverError, match="bands between the gaps .* fewer steps or a smaller"):
         steps_limit("ftfa", gamma=0.7, r=1, sigma=0, steps=499066,
                     step_size=7.284398616433083e-15, spectrum=sp)
+
+
+def test_a_step_far_past_the_edge_answers_at_sigma_identity():
+    """F9: ``steps_limit("ftfa", gamma=2, steps=[1, 2], step_size=1e10)`` (3e10 times past the
+    stability edge) was refused "would need more than 262144 nodes ... at the stability edge
+    (... = 5.828e+10)": the quadrature sized the filter's peak at the top as at the edge, 1 /
+    (eta k) wide, where past it the k-th power varies on abs(1 - eta x_hi) / (eta k). Now the
+    divergent values, exact as Marchenko-Pastur moments (m1 = 1, m2 = 3, m4 = 45 at gamma 2):
+    B_1 = 1 - 2 eta + 3 eta^2, V_1 = gamma eta^2, B_2 ~ 45 eta^4."""
+    res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=[1, 2], step_size=1e10)
+    assert res.bias[0] == pytest.approx(1.0 - 2e10 + 3e20, rel=1e-12)
+    assert res.variance[0] == pytest.approx(2e20, rel=1e-12)
+    assert res.bias[1] == pytest.approx(45e40, rel=1e-9)
+    assert not res.converges.any()

@@ -243,8 +243,11 @@ def filter_integrals(gamma, lam, steps, step_size):
     peak = grow > steps_edge.PEAK_LOG
     with np.errstate(invalid="ignore", over="ignore"):
         # (beyond the floats' range, infinite at any node count)
-        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
-                                np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
+        # Past the edge the k-th power varies on abs(1 - top) / (eta k) at the top: a peak
+        # that much wider (eta 1e10 at gamma 2 was refused for 3.7e5 nodes, "at the stability
+        # edge (... = 5.828e+10)", where 1 step is a polynomial; fuzz42 steps F9).
+        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)), np.pi * np.sqrt(
+            ek * root[..., 0] / np.maximum(np.abs(1.0 - top), 1.0)), 64.0), initial=64.0)
     rtol = np.where(peak, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
