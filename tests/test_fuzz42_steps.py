@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from riskcalc import Spectrum, steps_limit
+from riskcalc import Spectrum, optimal_steps, steps_limit
 from riskcalc.errors import SolverError
 from tests.helpers import run_cli
 
@@ -95,3 +95,15 @@ def test_a_step_far_past_the_edge_answers_at_sigma_identity():
     assert res.variance[0] == pytest.approx(2e20, rel=1e-12)
     assert res.bias[1] == pytest.approx(45e40, rel=1e-9)
     assert not res.converges.any()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("step_size", [1e308, 1e300])
+def test_optimal_steps_far_past_the_edge_answer_without_warnings(step_size):
+    """F8: ``optimal_steps("ftfa", gamma=2, step_size=1e308, max_steps=5)`` warned "overflow
+    encountered in scalar multiply" twice and was refused "would take about inf min ...
+    give max_steps <= 0" (1e300: "1.99e+144 min"): its estimate sized the edge's peak for
+    any step past it, where steps_limit answers at once (k = 0 best: the risk grows without
+    bound from k = 1). Now k = 0, quietly (the peak estimated as ``filter_integrals``' F9)."""
+    res = optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=step_size, max_steps=5)
+    assert res.params["steps"] == 0 and res.risk == 1.0 and res.converges is False
