@@ -107,3 +107,16 @@ def test_optimal_steps_far_past_the_edge_answer_without_warnings(step_size):
     bound from k = 1). Now k = 0, quietly (the peak estimated as ``filter_integrals``' F9)."""
     res = optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=step_size, max_steps=5)
     assert res.params["steps"] == 0 and res.risk == 1.0 and res.converges is False
+
+
+def test_the_variance_under_a_spectrum_of_large_mean_is_resolved_to_its_own_scale():
+    """F10: 3337 steps of 1.36e-14 at gamma 8.83 under atoms 0.0041, 1.08e13 (draw 73 of a
+    random search against the real-axis density) gave variance 0.6570625 for mpmath's
+    0.6570580 (6.9e-6 off): the contour settled the variance, a ratio of traces free of the
+    scale of Sigma, to 1e-13 of the mean eigenvalue 3.1e12 (0.31), like the bias. Now to
+    1e-13 itself."""
+    sp = Spectrum([0.0041387766362306014, 10833203365128.023],
+                  weights=[0.7144475375247425, 0.2855524624752575])
+    res = steps_limit("ftfa", gamma=8.831776989396838, r=1, sigma=1, steps=3337,
+                      step_size=1.3610615956620947e-14, spectrum=sp)
+    assert res.variance == pytest.approx(0.657057996241186050, rel=1e-10)

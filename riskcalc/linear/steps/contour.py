@@ -138,7 +138,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
                 b, v = weighted_mp.contour_integrals(
                     (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
-                    rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
+                    # The variance is scale-free: ATOL_GENERAL of the mean eigenvalue 3.1e12
+                    # left it 6.9e-6 off (fuzz42 steps F10).
+                    rtol=RTOL_GENERAL, atol=(ATOL_GENERAL * spectrum.mean, ATOL_GENERAL),
                     max_nodes=MAX_CONTOUR_NODES, power=kk if edge else 0.0)
                 break
             except IntegrandOverflow:
@@ -165,7 +167,7 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
         tol = 8 * ATOL_GENERAL * spectrum.mean
-        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, tol)
+        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, 8 * ATOL_GENERAL)
     return bias, var
 
 
@@ -184,7 +186,8 @@ def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past, step)
     reaching half the gaps to its neighbours (to 0 below the first; ``cap`` above the last),
     and below a band's lower end a no farther than q(a) / (eta k), where the k-th power of q =
     1 - eta (lam + s) has grown by e^2 (``step`` = (lam, k, eta)), and settled to
-    ATOL_GENERAL times its atoms' mass of int t dH (``power`` as ``contour_integrals``';
+    ATOL_GENERAL times its atoms' mass of int t dH (the variance's, a ratio of traces, to
+    ATOL_GENERAL; fuzz42 steps F10) (``power`` as ``contour_integrals``';
     infinite where it overflows ``past`` the edge); the first band
     around [0, its top], the atom inside, where its own ellipse would need too many nodes (as
     ``spectral_filter_integrals``' second route). None where a band's rule would need more
@@ -220,8 +223,8 @@ def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past, step)
         try:
             part = weighted_mp.contour_integrals(
                 phis, g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
-                atol=min(ATOL_GENERAL * scale, RTOL_GENERAL * below) if below > 0 else
-                ATOL_GENERAL * scale,
+                atol=(min(ATOL_GENERAL * scale, RTOL_GENERAL * below) if below > 0 else
+                      ATOL_GENERAL * scale, ATOL_GENERAL),
                 max_nodes=MAX_CONTOUR_NODES, power=power)
         except IntegrandOverflow:
             if not past:
