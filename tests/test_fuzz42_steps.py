@@ -2,11 +2,11 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from riskcalc import Spectrum, optimal_steps, steps_limit
 from riskcalc.errors import SolverError
+from riskcalc.linear.steps import contour
 from tests.helpers import run_cli
 
 
@@ -70,17 +70,19 @@ def test_a_decayed_upper_band_needing_over_256_nodes_is_still_banded():
     assert res.bias == pytest.approx(0.060627248261144093, rel=1e-10)
 
 
-def test_a_bias_below_one_contours_resolution_is_refused_where_the_bands_fail():
+def test_a_bias_below_one_contours_resolution_is_refused_where_the_bands_fail(monkeypatch):
     """F7: 499066 steps of 7.28e-15 at gamma 0.7 under an atom 1 (weight 0.001) and 60 atoms
     log-spaced over [1e10, 1e14] printed bias 0 where the bands resolved with 32768 nodes give
-    2257.2 (65 s): its bands, ~20 sqrt(eta k h / 2) nodes each, need more than 4096, and the
-    one contour around the support resolves only 1e-13 of the mass 1.15e13 (it found -1e-54).
-    Now refused, naming why and what answers (five more such settings printed 0 likewise)."""
-    t = np.concatenate([[1.0], np.logspace(10, 14, 60)])
-    sp = Spectrum(t, weights=np.concatenate([[0.001], np.full(60, 0.999 / 60)]))
+    2257.2 (65 s; five more such settings printed 0 likewise): its bands need more than 4096
+    nodes, and the one contour around the support, which resolves only 1e-13 of the mass
+    1.15e13, stood. Now refused, naming why and what answers (that input takes ~1 s: here F1's
+    with the bands held to 32 nodes, which printed F1's 0.2627 for 0.2648)."""
+    monkeypatch.setattr(contour, "BAND_NODES", 32)
+    sp = Spectrum([0.06327093141259471, 263780825918277.62],
+                  weights=[0.307925838824031, 0.692074161175969])
     with pytest.raises(SolverError, match="bands between the gaps .* fewer steps or a smaller"):
-        steps_limit("ftfa", gamma=0.7, r=1, sigma=0, steps=499066,
-                    step_size=7.284398616433083e-15, spectrum=sp)
+        steps_limit("ftfa", gamma=0.7, r=1, sigma=0, steps=1690,
+                    step_size=3.3106317419940244e-16, spectrum=sp)
 
 
 def test_a_step_far_past_the_edge_answers_at_sigma_identity():
