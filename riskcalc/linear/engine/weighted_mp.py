@@ -304,7 +304,7 @@ _OVERFLOW = ("finite-step integral: the integrand overflows on the contour (a di
 
 
 def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: float,
-                      rtol: float, atol: float, max_nodes: int,
+                      rtol: float, atol, max_nodes: int,
                       power: float = 0.0) -> list[float]:
     """int phi dnu over the part of nu inside an ellipse, for each phi of ``phis``.
 
@@ -313,7 +313,7 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
     outside. ``phis`` map complex nodes to values (vectorized). The midpoint rule in the
     ellipse angle (2 n nodes, n in the upper half plane, the lower half by conjugate
     symmetry) doubles n until two successive values agree to ``rtol`` (relative) or
-    ``atol``.
+    ``atol`` (one for all, or one per phi).
 
     ``power`` > 0: each phi holds a ``power``-th power of a factor larger than 1 on the
     contour (a divergent step size), whose rounding is ~3 ``power`` eps relative at every node
@@ -334,6 +334,7 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
     # rho - 1 of the ellipse (rho its parameter), not rounded through rho ~ 1.
     excess = (margin + np.sqrt(margin * (2.0 * h + margin))) / h
     t, w = spectrum.atoms, spectrum.weights
+    atols = np.broadcast_to(np.asarray(atol, float), (len(phis),))
     prev = None
     n = FIRST_NODES
     while n <= max_nodes:
@@ -363,13 +364,13 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
                                   f"{MAX_POWER_ROUNDING:g} of the value (a step size at or "
                                   "barely past the stability limit with very many "
                                   "steps): fewer steps or a step size farther from the limit")
-        elif any(r > rtol * abs(v) + atol for r, v in zip(rounding, cur)):
+        elif any(r > rtol * abs(v) + a for r, v, a in zip(rounding, cur, atols)):
             raise IntegrandOverflow("finite-step integral: the integrand on the contour is too "
                                     "large for the integral (a step size near the stability limit "
                                     "with many steps?)")
-        if prev is not None and all(abs(a - b) <= rtol * abs(a) + atol + 2 * r
-                                    for a, b, r in zip(cur, prev, rounding if power else
-                                                       (0.0,) * len(cur))):
+        if prev is not None and all(abs(a - b) <= rtol * abs(a) + tol + 2 * r
+                                    for a, b, tol, r in zip(cur, prev, atols, rounding if power
+                                                            else (0.0,) * len(cur))):
             return cur
         prev = cur
         n *= 2

@@ -28,8 +28,10 @@ MAX_CONTOUR_NODES = 2 ** 15
 SPLIT = ATOL_GENERAL / RTOL_GENERAL
 #: ... at most at the 4 widest such gaps, each spanning a factor WIDE at least (powerlaw:2,1000
 #: at gamma 0.01 has 144 gaps of ~3e-6 relative, which one contour resolves: 60x the time
-#: for nothing), each band's ellipse within BAND_NODES nodes, else one contour.
-WIDE, BAND_NODES = 4.0, 2 ** 8
+#: for nothing), each band's ellipse within BAND_NODES nodes, else one contour (2^8 left a
+#: decayed band, ~20 sqrt(eta k h / 2) nodes for h its half width, to the one contour: bias
+#: 0.0615 for mpmath's 0.0606 after 7773 steps; fuzz42 steps F6).
+WIDE, BAND_NODES = 4.0, 2 ** 12
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
@@ -81,6 +83,10 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
         weak = kk > 0 and kk * e * l < 1.0
         reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
+        if past:    # the power is largest right of the support: reach as far left of 0 (1 /
+            # (eta k) = 10 made an ellipse too thin for Silverstein's fixed point 2e7 times
+            # past the edge under two-point:1e-8,1e8,0.5, refused; fuzz42 steps F2)
+            reach = max(reach, cap)
         margin_all = min(reach, cap, 0.25 * hi)
         routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
         if ratio_cut < margin_all / hi:
@@ -108,7 +114,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 gaps[g] = [gap for gap in weighted_mp.support_gaps(
                     g, spectrum, SPLIT * spectrum.mean) if gap[1] >= WIDE * gap[0]]
             return gaps[g] and _banded((phi_bias, phi_var), g, spectrum, gaps[g], (lo, hi),
-                                       cap, reach, atoms[g], kk if edge else 0.0, past)
+                                       cap, reach, atoms[g], kk if edge else 0.0, past,
+                                       (l, kk, e))
 
         for foci, margin, atom in routes:
             if foci is None:
@@ -131,7 +138,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
                 b, v = weighted_mp.contour_integrals(
                     (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
-                    rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
+                    # The variance is scale-free: ATOL_GENERAL of the mean eigenvalue 3.1e12
+                    # left it 6.9e-6 off (fuzz42 steps F10).
+                    rtol=RTOL_GENERAL, atol=(ATOL_GENERAL * spectrum.mean, ATOL_GENERAL),
                     max_nodes=MAX_CONTOUR_NODES, power=kk if edge else 0.0)
                 break
             except IntegrandOverflow:
@@ -152,10 +161,13 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             # each band on its own ellipse (``_banded``; fuzz41 steps F2).
             if got := banded():
                 (b, v), atom = got
+            elif gaps[g]:   # one contour's 0.0 for the bands' 2257 (fuzz42 steps F7)
+                raise SolverError(_UNRESOLVED.format(spectrum.mean, ATOL_GENERAL * spectrum.mean,
+                                                     BAND_NODES))
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
         tol = 8 * ATOL_GENERAL * spectrum.mean
-        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, tol)
+        bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, 8 * ATOL_GENERAL)
     return bias, var
 
 
@@ -168,16 +180,21 @@ def _too_many(foci, margin, lo, g, nodes=MAX_CONTOUR_NODES) -> bool:
         margin + np.sqrt(margin * (2.0 * h + margin)))
 
 
-def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past):
+def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past, step):
     """(int phi dnu for each of ``phis``, the atom at 0 left to add) as a sum over the bands of
     the support between ``gaps`` (``weighted_mp.support_gaps``), each on its own ellipse
-    reaching half the gaps to its neighbours (to 0 below the first; ``cap`` above the last)
-    and settled to ATOL_GENERAL times its atoms' mass of int t dH (``power`` as
-    ``contour_integrals``'; infinite where it overflows ``past`` the edge); the first band
+    reaching half the gaps to its neighbours (to 0 below the first; ``cap`` above the last),
+    and below a band's lower end a no farther than q(a) / (eta k), where the k-th power of q =
+    1 - eta (lam + s) has grown by e^2 (``step`` = (lam, k, eta)), and settled to
+    ATOL_GENERAL times its atoms' mass of int t dH (the variance's, a ratio of traces, to
+    ATOL_GENERAL; fuzz42 steps F10) (``power`` as ``contour_integrals``';
+    infinite where it overflows ``past`` the edge); the first band
     around [0, its top], the atom inside, where its own ellipse would need too many nodes (as
     ``spectral_filter_integrals``' second route). None where a band's rule would need more
-    than ``BAND_NODES`` nodes or fails: the single contours answer then."""
+    than ``BAND_NODES`` nodes or fails: the single contours answer then, or past their
+    resolution (a bias below ``SPLIT`` of the mass) the caller refuses."""
     t, w = spectrum.atoms, spectrum.weights
+    lam, k, eta = step
     ends = [edges[0], *(x for gap in gaps for x in gap[:2]), edges[1]]
     cum = np.cumsum(w * t)
     mass = np.diff(np.concatenate([[0.0], cum[[gap[2] for gap in gaps]], cum[-1:]]))
@@ -185,6 +202,12 @@ def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past):
     for i, (a, b) in enumerate(zip(ends[::2], ends[1::2])):
         right = ends[2 * i + 2] - b if i < len(gaps) else 2.0 * cap
         foci, margin = (a, b), 0.5 * min(a - (ends[2 * i - 1] if i else 0.0), right)
+        if k > 0 and eta * (a + lam) < 1.0:
+            # A decayed upper band's ellipse reaching half the gap below it summed terms
+            # 1e6 times its tail, whose rounding failed the tolerance: the one contour's value
+            # stood, 0.78% off (gamma 0.7 under two-point:0.063,2.6e14,0.31 after 1690 steps of
+            # 3.3e-16: bias 0.26270 for mpmath's 0.26477; fuzz42 steps F1).
+            margin = min(margin, (1.0 - eta * (a + lam)) / (eta * k))
         if i == 0 and _too_many(foci, margin, edges[0], g, BAND_NODES):
             foci, margin, atom = (0.0, b), min(reach, 0.5 * right, 0.25 * b), 0.0
         if _too_many(foci, margin, edges[0], g, BAND_NODES):
@@ -200,8 +223,8 @@ def _banded(phis, g, spectrum, gaps, edges, cap, reach, atom, power, past):
         try:
             part = weighted_mp.contour_integrals(
                 phis, g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
-                atol=min(ATOL_GENERAL * scale, RTOL_GENERAL * below) if below > 0 else
-                ATOL_GENERAL * scale,
+                atol=(min(ATOL_GENERAL * scale, RTOL_GENERAL * below) if below > 0 else
+                      ATOL_GENERAL * scale, ATOL_GENERAL),
                 max_nodes=MAX_CONTOUR_NODES, power=power)
         except IntegrandOverflow:
             if not past:
@@ -220,6 +243,14 @@ def _nonnegative(value: float, tol: float) -> float:
                           f"({value:g} < -{tol:g}): the contour rule lost its precision")
     return max(value, 0.0) + 0.0     # -0.0 printed "variance -0" (steps2 F6)
 
+
+#: Why a bias below SPLIT of the mass is refused where the bands fail (fuzz42 steps F7).
+_UNRESOLVED = ("finite-step integral: the bias lies below 1e-2 of the spectrum's mass int t "
+               "dH = {:.3g}, where one contour resolves it only to {:.2g}, and the bands "
+               "between the gaps of the spectrum of S did not resolve it (more than {} nodes "
+               "each, or a band's rule failed): the bands above the gaps decay within 1 / "
+               "(step_size steps) of their lower edges, and fewer steps or a smaller step size "
+               "answer")
 
 #: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
 _AT_EDGE = ("; at the stability edge (step_size (lam + top of the spectrum of S) = {}) the "

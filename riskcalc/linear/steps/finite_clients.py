@@ -109,8 +109,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
             raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
                              f"not {m}")
         vals[name] = np.broadcast_to(arr, (m,)).copy()
-    gam = parameter("gamma", vals["gamma"])
-    sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
+    gam, sig, rr = (parameter(name, vals[name]) for name in ("gamma", "sigma", "r"))
     lam_arr = as_array("lam", vals["lam"], low=0.0)
     check_lam(lam_arr)      # as every route (1e300 answered inf; fuzz38 quad F3)
     weights = finite_clients.check_weights(weights)
@@ -234,9 +233,7 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     # (sigma = 0) has no error to amplify: 0 (was inf, 0 * inf overflowing; fuzz38 steps F11).
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
     bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
-    risk = bias + var
-    scalar = bias.ndim == 0
-    out = [float(x) if scalar else x for x in (bias, var, risk)]
+    out = [float(x) if bias.ndim == 0 else x for x in (bias, var, bias + var)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
     if np.any((one := m == 1) & ~converges):    # F10: "grows without bound" beside 1.0

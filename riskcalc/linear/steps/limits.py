@@ -243,8 +243,11 @@ def filter_integrals(gamma, lam, steps, step_size):
     peak = grow > steps_edge.PEAK_LOG
     with np.errstate(invalid="ignore", over="ignore"):
         # (beyond the floats' range, infinite at any node count)
-        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)),
-                                np.pi * np.sqrt(ek * root[..., 0]), 64.0), initial=64.0)
+        # Past the edge the k-th power varies on abs(1 - top) / (eta k) at the top: a peak
+        # that much wider (eta 1e10 at gamma 2 was refused for 3.7e5 nodes, "at the stability
+        # edge (... = 5.828e+10)", where 1 step is a polynomial; fuzz42 steps F9).
+        first = np.max(np.where(peak & (grow < np.log(np.finfo(float).max)), np.pi * np.sqrt(
+            ek * root[..., 0] / np.maximum(np.abs(1.0 - top), 1.0)), 64.0), initial=64.0)
     rtol = np.where(peak, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
@@ -288,8 +291,12 @@ def filter_integrals(gamma, lam, steps, step_size):
             # has poles at t = +-i ln(gamma) / 2 and the rule converges as gamma^(n / 2):
             # 740,000 nodes at gamma = 0.9999 (refused). (1 - f)^2 = 1 + f (f - 2) with f(0)
             # = 0, and the density's mass with the atom is 1: no 1 / s is left to integrate.
+            # Elsewhere 1 - f = (lam + s q^k) / (s + lam), not 1 - f: that summed f's rounding,
+            # a floor 1.5e-33 for the bias of ~1e-75 at gamma 0.5 from 1e4 steps of 0.1 on
+            # (fuzz42 steps F5; the contour's phi_bias likewise).
+            rest = (lam + s * _power(eta * (s + lam), k)) / (s + lam)
             bias = np.where(near, 1.0 + np.sum(dens * s * f_over_s * (f - 2.0), -1),
-                            atom + np.sum(dens * (1.0 - f) ** 2, -1))
+                            atom + np.sum(dens * rest ** 2, -1))
             cur = (bias, gamma[..., 0] * np.sum(dens * f * f_over_s, -1))
         # A divergent step past ~350 / log|1 - eta (lam + x_hi)| steps overflows: the value is
         # beyond the floats, infinite here (JSON null), as at any number of steps.
@@ -315,6 +322,13 @@ def _unresolved(what, gamma, near, ek, k) -> str:
            f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller step size "
            "answer, and riskcalc.limit is the limit of infinitely many" if np.any(near) else "")
     return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
+
+
+def _power(x, k):
+    """``(1 - x)^k``, through log1p where x is in (0, 1/2) (``_one_minus_power``'s split)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = np.exp(k * np.log1p(-np.minimum(x, 0.5)))
+    return np.where(x < 0.5, small, (1.0 - x) ** k)
 
 
 def _one_minus_power(x, k):

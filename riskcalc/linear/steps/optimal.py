@@ -76,14 +76,21 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     pencil = clients is not None and spec.method in finite_clients_steps.METHODS
     sp, eta = spec.spectrum, float(positive("step_size", step_size, ndim=0))
     near = clients is None and abs(np.log(float(spec.gamma))) < finite_clients_steps.NEAR_ONE
-    root = np.sqrt(float(spec.gamma))
+    # Python floats: step_size 1e308 overflows to inf without numpy's RuntimeWarning (which
+    # optimal_steps printed where steps_limit answers quietly; fuzz42 steps F8).
+    root = float(np.sqrt(float(spec.gamma)))
+    top_id = eta * (float(spec.penalty) + (1.0 + root) ** 2)
     edge = clients is None and (sp is None or sp.is_identity) and steps_edge.top_power(
-        eta * (float(spec.penalty) + (1.0 + root) ** 2), max_steps) > steps_edge.PEAK_LOG
+        top_id, max_steps) > steps_edge.PEAK_LOG
+    # The peak's nodes as ``steps.limits.filter_integrals``' (past the edge abs(1 - top) times
+    # wider; none where one step overflows): step_size 1e308 was refused at "about inf min",
+    # 1e300 at 1.99e+144 min, for values steps_limit gives at once (fuzz42 steps F8).
+    edge_step = eta * root / max(1.0, abs(1.0 - top_id)) if edge and top_id < np.inf else 0.0
     converges = np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])
     # The contour's step-size term for a general spectrum: eta (lam + x_hi) while stable.
     general = clients is None and sp is not None and not sp.is_identity
-    top = eta * (float(spec.penalty) + weighted_mp.support_edges(float(spec.gamma), sp)[1]) \
-        if general else 0.0
+    top = eta * (float(spec.penalty) + float(weighted_mp.support_edges(float(spec.gamma),
+                                                                       sp)[1])) if general else 0.0
     work = max_steps + 1
     if pencil and not converges and (sp is None or sp.is_identity and sp.signal_is_uniform):
         # The pencils stop at the last k not proven past the floats (1000 divergent steps at
@@ -95,7 +102,7 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
         work = int(kept[-1]) + 1 if kept.size else 1
     _check_work(work, sp, clients, limit, pencil and (
         (sp is not None and not sp.is_identity) or not converges),
-        eta if near else 0.0, eta * root if edge else 0.0, top if top < 2.0 else 0.0)
+        eta if near else 0.0, edge_step, top if top < 2.0 else 0.0)
     chunk = max_steps + 1 if pencil else CHUNK
     risks, curve = [], None
     for start in range(0, max_steps + 1, chunk):
