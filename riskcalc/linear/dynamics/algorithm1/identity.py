@@ -1,7 +1,10 @@
 """Paper 004's Algorithm 1 with K local steps at Sigma = I (``004_98172ed3646eef14.txt``,
 Appendix B.1, eqs. 10-11) for ``rounds_limit``: its own contours (``algorithm1.curves``), or
 where a diverging round map needs more of them than allowed, the pencil route of a shared
-spectrum at the identity (``sigma.algorithm1.curves``) (fuzz40 path F7)."""
+spectrum at the identity (``sigma.algorithm1.curves``) (fuzz40 path F7); one client whose
+samples do not span (gamma > 1) that route too (its top on the client's range in closed form,
+``sigma.algorithm1.pooled``, step 3; this route's edge search assumes two clients or more:
+``algorithm1.pooled.check_one_client``; fuzz42 path F1)."""
 
 from __future__ import annotations
 
@@ -21,15 +24,17 @@ def algorithm1_identity(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     personalization (``sigma.algorithm1.personalize``; it was refused: fuzz41 path F8), within
     1.1 SE of a simulation at d = 300 (FTFA 2 steps and RTFA lam 0.5 after T = 1, 3)."""
     from riskcalc.linear.dynamics import ROUTES
+    from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
+    from riskcalc.spectrum import Spectrum
 
+    if gam.size == 1 and gam[0] > 1.0:
+        return algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                         Spectrum([1.0], weights=[1.0]))
     try:
         return ROUTES["pfedme_steps"](gam, r, sigma, p, signal, lam, eta, K, g, rounds)
     except CurvesBudget as exc:
         if exc.rho <= 1.0:
             raise
-        from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
-        from riskcalc.spectrum import Spectrum
-
         try:
             return algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
                                              Spectrum([1.0], weights=[1.0]))

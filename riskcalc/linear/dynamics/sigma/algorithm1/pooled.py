@@ -42,7 +42,15 @@ sum_j min(1, 1 / gamma_j) < 1, so every gamma_j > 1; Sigma = I is ``algorithm1.p
    residue tau(Sigma P_N) > 0: G_00 = P_N / (z - 1) on N exactly, ``algorithm1.pooled``, step
    2), so the scan and the fold find top on the pooled range (measured, Sigma = I: the edge of
    ``algorithm1.pooled.pooled_contraction`` to 1e-13). top is the contraction; the rounds'
-   horizon (``fedavg.round_horizon``) from it.
+   horizon (``fedavg.round_horizon``) from it. One client (M = 1, gamma > 1; the scan found no
+   spectrum there: fuzz42 path F1): Phi acts on (v, w) at each eigenvalue s of S as a 2 x 2
+   matrix with characteristic polynomial q(z; s) = (z - a)(z - 1 + g lam) - g lam lam c z
+   (``algorithm1.pooled.check_one_client``), a = (1 - eta (s + lam))^K, lam c = lam (1 - a) /
+   (s + lam). Its larger root z*(s) is at least 1 - g lam (q(1 - g lam) <= 0), where dq/ds =
+   -a' (z - 1 + g lam) - g lam z (lam c)' > 0 (a and lam c = lam eta sum_(k<K) (1 - eta (s +
+   lam))^k decrease in s for eta (L + lam) <= 1), so z* decreases in s: top = z*(s_-), s_- the
+   bottom of S's nonzero spectrum under H (``sigma.fedavg.edges``), which may lie below a0
+   (``one_client_top``).
 4. T = inf. z^T -> 0 on the contour except at its pole z = 1, whose residue keeps z^T = 1: the
    theta_0 part of every model's bias tends to signal^2 tau(Sigma P_N) (the pooled min-norm
    interpolator's: every model's fixed point, ``algorithm1.pooled``, step 4), and P_T(z) ->
@@ -76,6 +84,8 @@ import numpy as np
 
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.fedavg import enclosed, round_horizon
+from riskcalc.linear.dynamics.inputs import check_step_scope
+from riskcalc.linear.dynamics.sigma.fedavg.edges import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import (Alg1Pencil, _contour_nodes,
                                                               spectrum_edges)
 
@@ -92,6 +102,24 @@ def held_apart(gam, spectrum):
     return kappa0 / gp, pooled_atom(gam)
 
 
+def one_client_top(gam, lam, eta, K, g, spectrum):
+    """``spectrum_edges``' (top, bottom, low) for one client (module docstring, step 3): the
+    larger root of the 2 x 2 map at the bottom s_- of the client's nonzero sample spectrum,
+    after the scope check (eta (L + lam) <= 1, g lam <= 1: no negative part, low = 0)."""
+    bottom, L = sigma_edges(spectrum.atoms, spectrum.weights, gam, np.array([1.0]))[:2]
+    check_step_scope(gam, L, lam, eta, K, g, "the top of the client's sample spectrum",
+                     pooled_ok=True)
+    gl, a = g * lam, (1.0 - eta * (bottom + lam)) ** K
+    b = a + 1.0 - gl + gl * lam * (1.0 - a) / (bottom + lam)
+    top = 0.5 * (b + np.sqrt(b * b - 4.0 * a * (1.0 - gl)))
+    if not top < 1.0 - 1e-9:
+        raise ValueError(f"gamma: Algorithm 1 with one client (gamma {gam[0]:.6g}): the round "
+                         f"map's top on the client's range, 1 - {1.0 - top:.3g}, is within 1e-9 "
+                         "of 1 (gamma near 1, or step_size and lam small); move gamma away from "
+                         "1 or give a larger lam or step_size")
+    return float(top), None, 0.0
+
+
 def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, ends=None,
                    held=None):
     """``contour.contour``'s dict for pooled N < d (module docstring, steps 2-4): the edges on
@@ -99,8 +127,10 @@ def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, 
     ellipse with foci lo and 1 (z = 1 inside), the upper nodes of the circle around z = 1
     (``around``, ``around_w``) and (``held``) tau(Sigma P_N), mu0 (given: covariate shift's,
     ``shift.algorithm1.pooled``)."""
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
-                                      ends=ends, pooled_ok=True)
+    top, bottom, low = (one_client_top(gam, lam, eta, K, g, spectrum)
+                        if gam.size == 1 and ends is None else
+                        spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
+                                       ends=ends, pooled_ok=True))
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     _, over, finite, t_max = round_horizon(top, rounds)
     z, w, n = _contour_nodes(lo, 1.0, top, t_max)

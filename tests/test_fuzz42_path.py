@@ -1,0 +1,52 @@
+"""Issue 32, fuzz42 (path): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+
+from montecarlo.linear.rounds import simulate_rounds
+from riskcalc.linear.dynamics import ROUTES
+from tests.helpers import run_cli
+
+ONE = dict(gamma=[2.0], r=0.5, sigma=0.5, signal=1.0, local_steps=2, step_size=0.1)
+TWO_POINT = riskcalc.Spectrum([1.0, 2.0], weights=[0.5, 0.5])
+
+
+def test_algorithm1_one_pooled_client_under_a_spectrum_answers():
+    """F1: one client with gamma 2 (pooled N < d) under two-point:1,2,0.5, K = 2, lam 0.1 said
+    'the spectrum of the round map was not found on the scan' (a SolverError; at Sigma = I a
+    refusal by name, fuzz41 path2 F2): the map is a 2 x 2 matrix at each eigenvalue s of the
+    client's design, its top z*(s) decreasing in s, so the top is z* at the bulk's bottom.
+    T = inf is the client's min-norm interpolator (``limit('local')``) and rounds 1, 5 lie
+    within 3 SE of a simulation (d = 200, 4 replicates)."""
+    kw = dict(ONE, lam=0.1, global_step=1.0, rounds=[1, 5, np.inf])
+    res = riskcalc.rounds_limit("fedprox", **kw, spectrum=TWO_POINT)
+    local = riskcalc.limit("local", gamma=2.0, rho=np.sqrt(1.25), sigma=0.5, spectrum=TWO_POINT)
+    assert res.risk[0, 2] == pytest.approx(local.risk, rel=1e-9)
+    kw["rounds"] = [1, 5]
+    sim = simulate_rounds("fedprox", **kw, spectrum="two-point:1,2,0.5", d=200, reps=4, seed=3)
+    assert np.all(np.abs(res.risk[:, :2] - sim.risk) < 3.0 * sim.risk_se)
+    assert np.all(np.abs(res.global_risk[:, :2] - sim.global_risk) < 0.06)
+
+
+def test_algorithm1_one_pooled_client_scaled_spectrum_is_the_identity_route(capsys):
+    """F1: under scaled:2 (the same route as any spectrum) the curves are Sigma = I's own route
+    (``algorithm1.curves``, where it answers: lam 0.2) at step 2 eta, lam / 2, global step 2 g,
+    models times sqrt(2), to 1e-10; at Sigma = I below a0 (lam 0.1: refused before) the
+    command line answers, T = inf the min-norm interpolator's risk 0.875."""
+    c, lam, g = 2.0, 0.4, 1.0
+    res = riskcalc.rounds_limit("fedprox", **dict(ONE, step_size=0.05), lam=lam, global_step=g,
+                                rounds=[1, 5, 50], spectrum=riskcalc.Spectrum([c], weights=[1.0]))
+    one = np.ones(1)
+    ref = ROUTES["pfedme_steps"](np.array([2.0]), 0.5 * np.sqrt(c) * one, 0.5 * one, one,
+                                 np.sqrt(c), lam / c, 0.05 * c, 2, g * c, np.array([1., 5., 50.]))
+    np.testing.assert_allclose(res.global_risk[0], (ref["bias"] + ref["variance"])[0],
+                               rtol=1e-10)
+    np.testing.assert_allclose(res.risk, np.sum(ref["local"](), axis=0), rtol=1e-10)
+    code, out, err = run_cli(["predict", "fedprox", "--gamma", "2", "--r", "0.5", "--sigma",
+                              "0.5", "--signal", "1", "--lam", "0.1", "--rounds", "1,inf",
+                              "--local-steps", "2", "--local-step-size", "0.1",
+                              "--global-step", "1"], capsys)
+    assert code == 0 and err == "" and "contraction 0.972789" in out
+    assert out.split("\n      inf ")[1].split()[2] == "0.875"
