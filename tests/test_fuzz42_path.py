@@ -50,3 +50,42 @@ def test_algorithm1_one_pooled_client_scaled_spectrum_is_the_identity_route(caps
                               "--global-step", "1"], capsys)
     assert code == 0 and err == "" and "contraction 0.972789" in out
     assert out.split("\n      inf ")[1].split()[2] == "0.875"
+
+
+def _mp_two_by_two(gamma, lam, eta, K, g, T, th2=1.25, noise=0.25):
+    """One client at Sigma = I, independently: the 2 x 2 recursion of (own, server) models per
+    eigenvalue s of the design, integrated over Marchenko-Pastur (atom 1 - 1/gamma at 0)."""
+    from scipy.integrate import quad
+
+    lo, hi = (1 - np.sqrt(gamma)) ** 2, (1 + np.sqrt(gamma)) ** 2
+
+    def filt(s):
+        a = (1 - eta * (s + lam)) ** K
+        c, v, w = (1 - a) / (s + lam), 0.0, 0.0
+        for _ in range(T):
+            v = a * v + c * (lam * w + 1)
+            w = (1 - g * lam) * w + g * lam * v
+        return v, w
+
+    def risk(s, m):
+        f = filt(s)[m]
+        dens = np.sqrt((hi - s) * (s - lo)) / (2 * np.pi * gamma * s)
+        return dens * ((1 - s * f) ** 2 * th2 + noise * gamma * s * f * f)
+    return [quad(risk, lo, hi, args=(m,), epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+            + (1 - 1 / gamma) * th2 for m in (0, 1)]
+
+
+def test_algorithm1_one_pooled_client_small_server_step_refused_by_name(capsys):
+    """F2 (after F1): one client at Sigma = I with a small server step (lam 1e-4, global_step
+    1: the top 1 - 1e-4) gave the pencil's 'Newton's method on the pencil did not converge (t =
+    0)' (before F1 a refusal by name); it now names the case, the top and global_step. Where
+    the solve converges (lam 1e-5 at the default global_step 1 / lam) the own and server risks
+    are an independent Marchenko-Pastur integral of the 2 x 2 recursion's to 1e-11."""
+    with pytest.raises(riskcalc.SolverError, match=r"global_step: Algorithm 1 with one client "
+                       r"\(gamma 2 > 1.*top is 1 - 0.0001 \(global_step lam = 0.0001.* \(the "
+                       r"default 1 / lam\)"):
+        riskcalc.rounds_limit("fedprox", **ONE, lam=1e-4, global_step=1.0, rounds=[1, 5])
+    res = riskcalc.rounds_limit("fedprox", **ONE, lam=1e-5, rounds=[3])
+    own, server = _mp_two_by_two(2.0, 1e-5, 0.1, 2, 1e5, 3)
+    assert res.risk[0, 0] == pytest.approx(own, rel=1e-11)
+    assert res.global_risk[0, 0] == pytest.approx(server, rel=1e-11)

@@ -113,6 +113,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import far, moving, settle
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
@@ -121,8 +122,8 @@ from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_c
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import (CIRCLE_NODES, at_one,
-                                                              check_masses, pooled_contour,
-                                                              ring_mean)
+                                                              check_masses, one_client_unsolved,
+                                                              pooled_contour, ring_mean)
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma import budget, memory
@@ -205,8 +206,13 @@ def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
     pencil = Alg1Chain if chain else Alg1Pencil
     c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil)
     c["pencil"] = pencil
-    H, cross, solved = (chain_parts if chain else _dense_parts)(
-        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    try:
+        H, cross, solved = (chain_parts if chain else _dense_parts)(
+            gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    except SolverError as exc:
+        if gam.size > 1:
+            raise
+        one_client_unsolved(exc, gam, lam, eta, g, c["top"])
 
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model (as above)."""

@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.fedavg import enclosed, round_horizon
 from riskcalc.linear.dynamics.inputs import check_step_scope
@@ -118,6 +119,19 @@ def one_client_top(gam, lam, eta, K, g, spectrum):
                          "of 1 (gamma near 1, or step_size and lam small); move gamma away from "
                          "1 or give a larger lam or step_size")
     return float(top), None, 0.0
+
+
+def one_client_unsolved(exc, gam, lam, eta, g, top):
+    """Raise ``exc``'s failed pencil solve for one client as the case it is: the solve near z =
+    1 fails where the server step g lam is small (the top 1 - (1 - top) near 1, the circle
+    around z = 1 small; measured: gamma 2, K = 2, eta 0.1, g = 1 at lam 1e-4, g = 0.01 at lam
+    3e-4; the default g = 1 / lam answered down to lam 1e-5), where the answers that converge
+    agree with an independent MP integral of the 2 x 2 recursion to 4e-13 (fuzz42 path F2)."""
+    raise SolverError(f"global_step: Algorithm 1 with one client (gamma {gam[0]:.6g} > 1: its "
+                      "samples do not span R^d): the pencil's solve near z = 1 did not converge "
+                      f"({exc}); the round map's top is 1 - {1.0 - top:.2g} (global_step lam = "
+                      f"{g * lam:.3g}, step_size lam = {eta * lam:.3g}): give a larger "
+                      "global_step (the default 1 / lam) or lam") from exc
 
 
 def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, ends=None,
