@@ -89,3 +89,22 @@ def test_algorithm1_one_pooled_client_small_server_step_refused_by_name(capsys):
     own, server = _mp_two_by_two(2.0, 1e-5, 0.1, 2, 1e5, 3)
     assert res.risk[0, 0] == pytest.approx(own, rel=1e-11)
     assert res.global_risk[0, 0] == pytest.approx(server, rel=1e-11)
+
+
+BASE2 = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, rounds=[np.inf], d=12, reps=2)
+
+
+@pytest.mark.parametrize("method,kw,fix", [
+    ("fedprox", {"local_steps": np.inf, "lam": 1.0}, "raise global_step, or give a lam nearer"),
+    ("fedprox", {"local_steps": 2, "step_size": 0.1, "lam": 1.0}, "global_step, step_size, or"),
+    ("fedavg", {"local_steps": 2, "step_size": 0.1}, "raise global_step, step_size, or rescale")])
+def test_simulated_fixed_point_stalled_by_a_tiny_covariance_says_raise(method, kw, fix):
+    """F3: ``simulate_rounds(..., spectrum='scaled:1e-50', rounds=[inf])`` refused 'spectral
+    radius of its round map 1 >= 1 ... lower the step sizes', which stalls it further: the
+    radius is 1 to rounding because the steps (or Algorithm 1's prox at lam 1, moving a model
+    by ~1e-50 per round) are too small for the covariance's scale. A radius above 1 keeps the
+    old advice."""
+    with pytest.raises(ValueError, match="the radius is 1 to rounding, not above it.*" + fix):
+        simulate_rounds(method, **BASE2, **kw, spectrum="scaled:1e-50")
+    with pytest.raises(ValueError, match=r"84.7\d* >= 1\): .*; lower the step sizes$"):
+        simulate_rounds("fedavg", **BASE2, local_steps=2, step_size=1.9, global_step=5.0)

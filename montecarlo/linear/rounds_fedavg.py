@@ -140,7 +140,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the iteration does not converge (spectral radius of its "
                          f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
-                         + stalled_advice(g))
+                         + stalled_advice(g, radius, lam, lam is None and np.isfinite(K)))
     Y = [W.T @ R for R, _ in basis]
     ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
     NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu

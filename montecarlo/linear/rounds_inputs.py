@@ -18,14 +18,24 @@ from riskcalc.spectrum import Spectrum
 METHODS = ("fedavg", "fedprox", "pfedme")
 
 
-def stalled_advice(gl: float) -> str:
-    """What brings a round map's spectral radius below 1 (the simulations' refusal of rounds
-    = inf): a larger global step where the server step ``gl`` (g, or g lam for Algorithm 1)
-    is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to "lower the step
-    sizes"), smaller step sizes otherwise."""
+def stalled_advice(gl: float, radius: float, lam=None, finite: bool = True) -> str:
+    """What brings a round map's spectral radius ``radius`` below 1 (the simulations' refusal
+    of rounds = inf): a larger global step where the server step ``gl`` (g, or g lam for
+    Algorithm 1) is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to
+    "lower the step sizes"); where the radius is 1 to rounding (within 1e-12) otherwise, the round map's
+    slowest factor is below rounding: steps too small for the covariance's scale, or
+    Algorithm 1's ``lam`` far above it (its prox moves a model by about s / lam; scaled:1e-50
+    at lam 1 was advised to "lower the step sizes": fuzz42 path F3); ``finite``: finite local
+    steps, whose step_size counts; smaller step sizes where the radius exceeds 1."""
     if gl < 2.0 ** -52:
         return (f"the server step {gl:.3g} leaves 1 - step x at 1 to rounding: raise "
                 "global_step")
+    if radius <= 1.0 + 1e-12:  # 1 to the eigen-solver's rounding (K = 2: 1 + 2e-16)
+        fix = ", ".join(["raise global_step"] + ["step_size"] * bool(finite) + (
+            ["or give a lam nearer the covariance's eigenvalues"] if lam is not None else []))
+        return ("the radius is 1 to rounding, not above it: the round map moves its slowest "
+                "direction by less than rounding per round (a step too small for the "
+                f"covariance's scale); {fix}, or rescale the covariance")
     return "lower the step sizes"
 
 

@@ -367,7 +367,7 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the {prop.method} iteration does not converge (spectral radius of "
                          f"its round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
-                         + stalled_advice(prop.g * (prop.lam or 1.0)))
+                         + stalled_advice(prop.g * (prop.lam or 1.0), radius, prop.lam))
 
     def record(cols, w, local):
         for j in range(m):
