@@ -48,7 +48,7 @@ sum_j min(1, 1 / gamma_j) < 1, so every gamma_j > 1; Sigma = I is ``algorithm1.p
    (``algorithm1.pooled.check_one_client``), a = (1 - eta (s + lam))^K, lam c = lam (1 - a) /
    (s + lam). Its larger root z*(s) is at least 1 - g lam (q(1 - g lam) <= 0), where dq/ds =
    -a' (z - 1 + g lam) - g lam z (lam c)' > 0 (a and lam c = lam eta sum_(k<K) (1 - eta (s +
-   lam))^k decrease in s for eta (L + lam) <= 1), so z* decreases in s: top = z*(s_-), s_- the
+   lam))^k decrease in s for eta (L + lam) <= 1), so z* decreases in s: top = z*(s_lo), s_lo the
    bottom of S's nonzero spectrum under H (``sigma.fedavg.edges``), which may lie below a0
    (``one_client_top``).
 4. T = inf. z^T -> 0 on the contour except at its pole z = 1, whose residue keeps z^T = 1: the
@@ -105,7 +105,7 @@ def held_apart(gam, spectrum):
 
 def one_client_top(gam, lam, eta, K, g, spectrum):
     """``spectrum_edges``' (top, bottom, low) for one client (module docstring, step 3): the
-    larger root of the 2 x 2 map at the bottom s_- of the client's nonzero sample spectrum,
+    larger root of the 2 x 2 map at the bottom s_lo of the client's nonzero sample spectrum,
     after the scope check (eta (L + lam) <= 1, g lam <= 1: no negative part, low = 0)."""
     bottom, L = sigma_edges(spectrum.atoms, spectrum.weights, gam, np.array([1.0]))[:2]
     check_step_scope(gam, L, lam, eta, K, g, "the top of the client's sample spectrum",
