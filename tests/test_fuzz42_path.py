@@ -108,3 +108,25 @@ def test_simulated_fixed_point_stalled_by_a_tiny_covariance_says_raise(method, k
         simulate_rounds(method, **BASE2, **kw, spectrum="scaled:1e-50")
     with pytest.raises(ValueError, match=r"84.7\d* >= 1\): .*; lower the step sizes$"):
         simulate_rounds("fedavg", **BASE2, local_steps=2, step_size=1.9, global_step=5.0)
+
+
+@pytest.mark.parametrize("method,kw", [("fedavg", {"local_steps": 2, "step_size": 0.1}),
+                                       ("fedavg", {"local_steps": np.inf}),
+                                       ("fedprox", {"local_steps": np.inf, "lam": 1.0})])
+def test_memory_limit_without_a_memory_estimate_is_refused(method, kw, capsys):
+    """F4: ``rounds_limit(..., max_gigabytes=1e-9)`` answered at Sigma = I for FedAvg and the
+    exact prox, whose routes estimate no memory (the limit had no effect: safety.rst makes such
+    an option an error); Algorithm 1 with finite K keeps it (its estimate refuses 1e-9 GB)."""
+    case = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, rounds=[1])
+    with pytest.raises(ValueError, match=r"^max_gigabytes does not apply to .* at Sigma = I"):
+        riskcalc.rounds_limit(method, **case, **kw, max_gigabytes=1e-9)
+    assert np.isfinite(riskcalc.rounds_limit(method, **case, **kw).risk).all()
+    argv = ["predict", method, "--gamma", "0.5", "--r", "0.5", "--sigma", "0.5", "--signal",
+            "1", "--rounds", "1", "--max-memory", "4"] + [
+        x for k, v in kw.items() for x in (f"--{k.replace('_', '-')}".replace(
+            "step-size", "local-step-size"), str(v))]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and err.startswith("error: --max-memory does not apply") and out == ""
+    with pytest.raises(ValueError, match="GB at its peak"):
+        riskcalc.rounds_limit("fedprox", **case, local_steps=2, step_size=0.1, lam=1.0,
+                              max_gigabytes=1e-9)
