@@ -130,3 +130,20 @@ def test_memory_limit_without_a_memory_estimate_is_refused(method, kw, capsys):
     with pytest.raises(ValueError, match="GB at its peak"):
         riskcalc.rounds_limit("fedprox", **case, local_steps=2, step_size=0.1, lam=1.0,
                               max_gigabytes=1e-9)
+
+
+def test_personalization_beyond_the_dense_pencil_named_by_its_count():
+    """F5: FTFA after Algorithm 1's rounds beyond M (K + k)^2 = 200 unknowns was refused with a
+    message starting 'spectrum:' at Sigma = I (no spectrum given: the count, not the spectrum,
+    is at fault), and for one pooled client under a spectrum the joint route said 'the spectrum
+    of the round map was not found on the scan' (its edges took the scan, not F1's closed
+    form). Both now refuse naming steps; the latter no longer says 'covariate shift'."""
+    res = riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, global_step=1.0, rounds=[1])
+    with pytest.raises(ValueError, match=r"^steps: personalization from the round-T model "
+                                         r"solves M \(K \+ k\)\^2 = 225 .*steps <= 12 fits"):
+        res.personalized_risk(steps=13, step_size=0.1)
+    one = riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, global_step=1.0, rounds=[1],
+                                spectrum=TWO_POINT)
+    with pytest.raises(ValueError, match=r"^steps: personalization after Algorithm 1's rounds "
+                                         r"under a covariance with pooled N < d .* got 225"):
+        one.personalized_risk(steps=13, step_size=0.1)

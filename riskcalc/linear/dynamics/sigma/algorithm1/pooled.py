@@ -106,7 +106,10 @@ def held_apart(gam, spectrum):
 def one_client_top(gam, lam, eta, K, g, spectrum):
     """``spectrum_edges``' (top, bottom, low) for one client (module docstring, step 3): the
     larger root of the 2 x 2 map at the bottom s_lo of the client's nonzero sample spectrum,
-    after the scope check (eta (L + lam) <= 1, g lam <= 1: no negative part, low = 0)."""
+    after the scope check (eta (L + lam) <= 1, g lam <= 1: no negative part, low = 0). Under
+    covariate shift (``shift.algorithm1.pooled``) ``spectrum`` is the client's own covariance
+    (its weight 1: the clients' mean), so the same (personalization beyond 200 unknowns said
+    'the spectrum of the round map was not found on the scan'; fuzz42 path F5)."""
     bottom, L = sigma_edges(spectrum.atoms, spectrum.weights, gam, np.array([1.0]))[:2]
     check_step_scope(gam, L, lam, eta, K, g, "the top of the client's sample spectrum",
                      pooled_ok=True)
@@ -142,7 +145,7 @@ def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, 
     (``around``, ``around_w``) and (``held``) tau(Sigma P_N), mu0 (given: covariate shift's,
     ``shift.algorithm1.pooled``)."""
     top, bottom, low = (one_client_top(gam, lam, eta, K, g, spectrum)
-                        if gam.size == 1 and ends is None else
+                        if gam.size == 1 else
                         spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
                                        ends=ends, pooled_ok=True))
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
