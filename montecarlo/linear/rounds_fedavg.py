@@ -112,7 +112,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     K, eta, g : float
         Local steps (int or inf), local step size, global step.
     filters : sequence of callable
-        Personalization filters pi (``rounds_propagate.personalization_filters``): client j's
+        Personalization filters pi (``rounds_inputs.personalization_filters``): client j's
         model (I - pi(S_j)) w_T + pi(S_j) S_j^+ b_j from the server model of round T.
     lam : float, optional
         Paper 004's Algorithm 1 with exact prox (eq. 10) and prox coupling lam > 0 instead of

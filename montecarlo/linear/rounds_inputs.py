@@ -1,17 +1,21 @@
 """The checked parameters of a simulation along federated training (``rounds.simulate_rounds``):
 the same checks and ranges as ``riskcalc.rounds_limit``, so that a simulation runs exactly what the
-limit takes, and the bounds of what the simulation can represent (its local filter, its memory).
+limit takes, and the bounds of what the simulation can represent (its local filter, its memory);
+the checked personalizations after round T and their filters (``personalization_keys``,
+``personalization_filters``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from montecarlo.linear.estimators import spectral_filter
 from montecarlo.linear.instances import require_memory, sample_size
 from montecarlo.linear.rounds_shift import shift_eigenvalues
 from riskcalc._text import distinct
 from riskcalc._validate import parameter, per_client, positive, positive_int
 from riskcalc.linear.dynamics.inputs import local_steps_count, step_size_value
+from riskcalc.linear.dynamics.personalize import personalization_filter
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
@@ -37,6 +41,39 @@ def stalled_advice(gl: float, radius: float, lam=None, finite: bool = True) -> s
                 "direction by less than rounding per round (a step too small for the "
                 f"covariance's scale); {fix}, or rescale the covariance")
     return "lower the step sizes"
+
+
+def personalization_keys(personalize) -> list:
+    """The checked personalizations after round T: a list of dicts as
+    ``riskcalc.linear.dynamics.personalize.personalization_filter`` returns them
+    (``{"personalization": "ftfa", "steps", "step_size"}`` or ``{"personalization": "rtfa",
+    "lam"}``), from a sequence of keyword dicts of ``RoundsLimit.personalized_risk``."""
+    if isinstance(personalize, dict):
+        personalize = [personalize]
+    keys = []
+    for kw in personalize if isinstance(personalize, (list, tuple)) else [personalize]:
+        if not isinstance(kw, dict):
+            # personalize="lam" was "dictionary update sequence element #0 has length 1".
+            raise ValueError("personalize takes a dict ({'steps': k, 'step_size': e} for FTFA "
+                             "or {'lam': l} for RTFA) or a list of them; got "
+                             f"{type(kw).__name__} {kw!r:.60}")
+        kw = dict(kw)
+        unknown = sorted(set(kw) - {"steps", "step_size", "lam"})
+        if unknown:
+            raise ValueError(f"personalize entries take steps and step_size (FTFA) or lam "
+                             f"(RTFA); got {', '.join(unknown)}")
+        keys.append(personalization_filter(**kw)[1])
+    return keys
+
+
+def personalization_filters(keys) -> list:
+    """The filters pi(mu) of ``personalization_keys``' entries (``estimators.spectral_filter``):
+    FTFA 1 - (1 - e mu)^k, RTFA mu / (mu + lam)."""
+    def make(key):
+        if key["personalization"] == "rtfa":
+            return lambda mu: spectral_filter(mu, key["lam"])
+        return lambda mu: spectral_filter(mu, 0.0, key["steps"], key["step_size"])
+    return [make(key) for key in keys]
 
 
 def sample_sizes(params) -> np.ndarray:
