@@ -147,3 +147,16 @@ def test_personalization_beyond_the_dense_pencil_named_by_its_count():
     with pytest.raises(ValueError, match=r"^steps: personalization after Algorithm 1's rounds "
                                          r"under a covariance with pooled N < d .* got 225"):
         one.personalized_risk(steps=13, step_size=0.1)
+
+
+def test_root_work_refusal_offers_only_what_can_help():
+    """F6: FedAvg's curves refused by max_seconds where no local_steps fits said 'give fewer
+    clients, fewer clients or rounds' (one client: fewer clients is none; at the least nodes
+    fewer rounds changes nothing); now only the remedies that apply."""
+    kw = dict(r=0.5, sigma=0.5, signal=1.0, rounds=[1, 5], local_steps=2, step_size=0.1,
+              max_seconds=1e-9)
+    with pytest.raises(ValueError, match=r"allowed\); give numpy.inf where the local steps "
+                                         r"near the exact local solve, or allow more time"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5], **kw)
+    with pytest.raises(ValueError, match=r"allowed\); give fewer clients, numpy.inf"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], **kw)
