@@ -160,3 +160,16 @@ def test_root_work_refusal_offers_only_what_can_help():
         riskcalc.rounds_limit("fedavg", gamma=[0.5], **kw)
     with pytest.raises(ValueError, match=r"allowed\); give fewer clients, numpy.inf"):
         riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], **kw)
+
+
+def test_one_step_refusal_never_asks_for_zero_atoms():
+    """F7: FedAvg's one-local-step route under a spectrum refused max_gigabytes=1e-9 with 'give
+    at most 0 atoms (a histogram of the eigenvalues) or fewer rounds': where not one atom fits
+    at any T it now says so, and where only the rounds are too many, asks for fewer."""
+    kw = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, local_steps=1, step_size=0.1,
+              spectrum="two-point:1,2,0.5")
+    with pytest.raises(ValueError, match=r"GB here\); not one atom fits at any T: allow more "
+                                         r"time .*, or allow more memory"):
+        riskcalc.rounds_limit("fedavg", **kw, rounds=[1, 5], max_gigabytes=1e-9)
+    with pytest.raises(ValueError, match=r"GB here\); give fewer rounds, or allow more time"):
+        riskcalc.rounds_limit("fedavg", **kw, rounds=[1000], max_gigabytes=1.9e-5)
