@@ -173,3 +173,12 @@ def test_one_step_refusal_never_asks_for_zero_atoms():
         riskcalc.rounds_limit("fedavg", **kw, rounds=[1, 5], max_gigabytes=1e-9)
     with pytest.raises(ValueError, match=r"GB here\); give fewer rounds, or allow more time"):
         riskcalc.rounds_limit("fedavg", **kw, rounds=[1000], max_gigabytes=1.9e-5)
+
+
+def test_one_pooled_client_at_identity_keeps_its_own_route_where_it_answers():
+    """F8 (after F1): F1 sent every pooled client at Sigma = I to the pencil route, which refuses
+    T = 600 (2e5 node pairs) and rounds_to_eps' 1000 rounds that the identity's own route
+    answers (gamma 2, K = 2, lam 0.2); the pencil route now takes only the case the identity
+    route does not reach (top below a0)."""
+    res = riskcalc.rounds_limit("fedprox", **ONE, lam=0.2, global_step=1.0, rounds=[600, np.inf])
+    assert res.risk[0, 0] == pytest.approx(res.risk[0, 1], rel=1e-5)
