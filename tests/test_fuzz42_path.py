@@ -182,3 +182,10 @@ def test_one_pooled_client_at_identity_keeps_its_own_route_where_it_answers():
     route does not reach (top below a0)."""
     res = riskcalc.rounds_limit("fedprox", **ONE, lam=0.2, global_step=1.0, rounds=[600, np.inf])
     assert res.risk[0, 0] == pytest.approx(res.risk[0, 1], rel=1e-5)
+
+
+def test_simulated_algorithm1_without_lam_says_it_is_missing():
+    """F9: ``simulate_rounds('fedprox', ...)`` without lam said 'lam must be a finite number in
+    (0, inf), got nan' (a value never given); it now says lam is needed, as rounds_limit does."""
+    with pytest.raises(ValueError, match=r"^fedprox \(Algorithm 1\) needs lam > 0"):
+        simulate_rounds("fedprox", **BASE2, local_steps=2, step_size=0.1)

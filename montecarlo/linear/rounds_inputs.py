@@ -140,8 +140,10 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         if lam is not None:
             raise ValueError("lam applies to fedprox (Algorithm 1) only")
         lam, default_g = None, 1.0
+    elif lam is None:   # was "lam must be a finite number in (0, inf), got nan" (fuzz42 path F9)
+        raise ValueError("fedprox (Algorithm 1) needs lam > 0, its proximal penalty")
     else:
-        lam = float(positive("lam", lam if lam is not None else np.nan, ndim=0))
+        lam = float(positive("lam", lam, ndim=0))
         default_g = 1.0 / lam
     g = default_g if global_step is None else float(positive("global_step", global_step,
                                                              ndim=0))
