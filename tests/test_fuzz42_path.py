@@ -189,3 +189,16 @@ def test_simulated_algorithm1_without_lam_says_it_is_missing():
     (0, inf), got nan' (a value never given); it now says lam is needed, as rounds_limit does."""
     with pytest.raises(ValueError, match=r"^fedprox \(Algorithm 1\) needs lam > 0"):
         simulate_rounds("fedprox", **BASE2, local_steps=2, step_size=0.1)
+
+
+def test_algorithm1_small_penalty_under_a_spectrum_not_blamed_on_pooled_n():
+    """F10: Algorithm 1 under a spectrum with a small penalty (gamma (0.5, 2): N / d = 2.5,
+    two-point:1,2,0.5, K = 2, step 0.05, global_step 1, lam 3e-3) was refused 'the round map's
+    spectrum comes within 1e-4 of its top to 0 (pooled N near d: sum_j min(1, 1/gamma_j) near
+    1); move gamma off the threshold': it is not near; the refusal now names lam and the
+    steps (lam 1e-2 answers)."""
+    kw = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, rounds=[1, 5], local_steps=2,
+              step_size=0.05, global_step=1.0, spectrum=TWO_POINT)
+    with pytest.raises(ValueError, match=r"^lam: .* = 1.5, off the threshold 1: .*step_size "
+                                         r"lam = 0.00015, global_step lam = 0.003\)"):
+        riskcalc.rounds_limit("fedprox", **kw, lam=3e-3)
