@@ -202,3 +202,13 @@ def test_algorithm1_small_penalty_under_a_spectrum_not_blamed_on_pooled_n():
     with pytest.raises(ValueError, match=r"^lam: .* = 1.5, off the threshold 1: .*step_size "
                                          r"lam = 0.00015, global_step lam = 0.003\)"):
         riskcalc.rounds_limit("fedprox", **kw, lam=3e-3)
+
+
+def test_memory_refusal_where_no_single_change_fits_says_so():
+    """F11: the dense pencil's memory refusal (``sigma.budget.check_memory``) at
+    max_gigabytes=1e-9 said 'give fewer local_steps, clients or rounds' with one client and
+    K = 2, none of which fits; it now says no one change fits and asks for more memory."""
+    with pytest.raises(ValueError, match=r"GB allowed\); no fewer local_steps, clients or "
+                                         r"rounds alone fits: allow more memory"):
+        riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, global_step=1.0, rounds=[1, 5],
+                              max_gigabytes=1e-9)
