@@ -26,11 +26,12 @@ def stalled_advice(gl: float, radius: float, lam=None, finite: bool = True) -> s
     """What brings a round map's spectral radius ``radius`` below 1 (the simulations' refusal
     of rounds = inf): a larger global step where the server step ``gl`` (g, or g lam for
     Algorithm 1) is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to
-    "lower the step sizes"); where the radius is 1 to rounding (within 1e-12) otherwise, the round map's
-    slowest factor is below rounding: steps too small for the covariance's scale, or
-    Algorithm 1's ``lam`` far above it (its prox moves a model by about s / lam; scaled:1e-50
-    at lam 1 was advised to "lower the step sizes": fuzz42 path F3); ``finite``: finite local
-    steps, whose step_size counts; smaller step sizes where the radius exceeds 1."""
+    "lower the step sizes"); where the radius is 1 to rounding (within 1e-12) otherwise, the
+    round map's slowest factor is below rounding: steps too small for the covariance's scale,
+    or Algorithm 1's ``lam`` far above it (its prox moves a model by about s / lam;
+    scaled:1e-50 at lam 1 was advised to "lower the step sizes": fuzz42 path F3); ``finite``:
+    finite local steps, whose step_size counts; smaller step sizes where the radius exceeds
+    1."""
     if gl < 2.0 ** -52:
         return (f"the server step {gl:.3g} leaves 1 - step x at 1 to rounding: raise "
                 "global_step")
