@@ -212,3 +212,16 @@ def test_memory_refusal_where_no_single_change_fits_says_so():
                                          r"rounds alone fits: allow more memory"):
         riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, global_step=1.0, rounds=[1, 5],
                               max_gigabytes=1e-9)
+
+
+def test_refused_rounds_name_the_settled_rounds_that_answer():
+    """F12: Algorithm 1's dense pencil under a spectrum refused T = 1000 and 2000 'give fewer
+    rounds' (node pairs past 2e5) where T = 5000 answers: past rho^T < 1e-16 the curve has
+    settled and needs no nodes. The refusal now names the first such T, which answers."""
+    kw = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, local_steps=2, step_size=0.05,
+              lam=1.0, spectrum=TWO_POINT)
+    with pytest.raises(ValueError, match=r"give fewer rounds, local_steps or clients, or "
+                                         r"rounds from T = (\d+) on") as info:
+        riskcalc.rounds_limit("fedprox", **kw, rounds=[2000])
+    settled = int(info.value.args[0].split("from T = ")[1].split()[0])
+    assert np.isfinite(riskcalc.rounds_limit("fedprox", **kw, rounds=[settled]).risk).all()
