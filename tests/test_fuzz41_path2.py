@@ -8,7 +8,7 @@ import pytest
 import riskcalc
 
 from montecarlo.linear.rounds import simulate_rounds
-from tests.helpers import run_cli
+from riskcalc.linear.dynamics import ROUTES
 
 BASE = dict(gamma=[0.5, 2.0], r=[0.5, 0.5], sigma=[0.5, 0.5], signal=1.0)
 EXACT = dict(BASE, rounds=[1, 3, np.inf], local_steps=np.inf, d=12, reps=2)
@@ -38,20 +38,19 @@ ONE = dict(gamma=[2.0], r=0.5, sigma=0.5, signal=1.0, local_steps=2, step_size=0
            global_step=1.0)
 
 
-def test_algorithm1_one_pooled_client_refused_up_front_naming_the_case(capsys):
+def test_algorithm1_one_pooled_client_refused_up_front_naming_the_case():
     """F2: Algorithm 1 with one client at gamma 2, K = 2, lam <= 0.12 said 'no bracket for the top
     ... above 0.9801' (a SolverError): the pooled route finds the top above a0 = (1 - eta
     lam)^K, which one client's map (a 2 x 2 matrix at each eigenvalue s: top 0.972789 at the
     bulk's edge) does not reach. Refused naming the case; lam = 0.2 still answers, its
-    contraction the 2 x 2 map's top at s = (1 - sqrt 2)^2."""
+    contraction the 2 x 2 map's top at s = (1 - sqrt 2)^2. (Since fuzz42 path F1
+    ``rounds_limit`` serves one pooled client by the spectrum route at the identity, which
+    answers lam = 0.1: the refusal is that of the Sigma = I route itself.)"""
+    one = np.ones(1)
     with pytest.raises(ValueError, match=r"lam = 0.1: .*one client .* 0.972789, is not above "
                                          r"a0 = .* = 0.9801.* local_steps=inf"):
-        riskcalc.rounds_limit("fedprox", **ONE, lam=0.1, rounds=[1])
-    code, out, err = run_cli(["predict", "fedprox", "--gamma", "2", "--r", "0.5", "--sigma",
-                              "0.5", "--signal", "1", "--lam", "0.1", "--rounds", "1",
-                              "--local-steps", "2", "--local-step-size", "0.1",
-                              "--global-step", "1"], capsys)
-    assert code == 2 and err.startswith("error: lam = 0.1") and err.count("\n") == 1
+        ROUTES["pfedme_steps"](np.array([2.0]), 0.5 * one, 0.5 * one, one, 1.0, 0.1, 0.1, 2,
+                               1.0, np.array([1.0]))
     lam, s = 0.2, (1 - np.sqrt(2.0)) ** 2
     a = (1 - 0.1 * (s + lam)) ** 2
     b = a + 1 - lam + lam * lam * (1 - a) / (s + lam)

@@ -14,8 +14,8 @@ from montecarlo.linear.estimators import personalize as ridge_toward
 from montecarlo.linear.rounds import simulate_rounds
 from montecarlo.linear.rounds_fedavg import fedavg_conditional
 from montecarlo.linear.rounds_columns import source_columns
-from montecarlo.linear.rounds_propagate import (Propagation, curve, personalization_filters,
-                                                personalization_keys)
+from montecarlo.linear.rounds_inputs import personalization_filters, personalization_keys
+from montecarlo.linear.rounds_propagate import Propagation, curve
 from riskcalc.cli import main
 from riskcalc.spectrum import Spectrum
 from tests.test_montecarlo_rounds import (federation, literal, literal_fixed_point,

@@ -111,7 +111,7 @@ def test_monte_carlo_gap_shrinks_in_d(pooled):
 def test_refused_beyond_the_scope(pooled):
     """Pooled N < d under shift: personalization beyond the dense pencil (FTFA with M (K +
     k)^2 > 200), the chain route (M K^2 > 200) and g lam > 1 are refused by name."""
-    with pytest.raises(ValueError, match="personalize"):
+    with pytest.raises(ValueError, match="^steps: personalization"):
         pooled.personalized_risk(steps=9, step_size=0.01)
     with pytest.raises(ValueError, match="local_steps"):
         riskcalc.rounds_limit("fedprox", rounds=[1], local_steps=11, step_size=0.01, **KW)

@@ -31,11 +31,11 @@ from montecarlo.linear.instances import require_memory, sample_size
 from montecarlo.linear.decomposition import decompose
 from montecarlo.linear.measure import KINDS
 from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
-from montecarlo.linear.rounds_inputs import rounds_params, sample_sizes
+from montecarlo.linear.rounds_inputs import (personalization_filters, personalization_keys,
+                                             rounds_params, sample_sizes)
 from montecarlo.linear.rounds_columns import (client_basis, draw_columns, propagation_flops,
                                               source_columns)
-from montecarlo.linear.rounds_propagate import (Propagation, curve, personalization_filters,
-                                                personalization_keys)
+from montecarlo.linear.rounds_propagate import Propagation, curve
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks

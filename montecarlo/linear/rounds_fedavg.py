@@ -112,7 +112,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     K, eta, g : float
         Local steps (int or inf), local step size, global step.
     filters : sequence of callable
-        Personalization filters pi (``rounds_propagate.personalization_filters``): client j's
+        Personalization filters pi (``rounds_inputs.personalization_filters``): client j's
         model (I - pi(S_j)) w_T + pi(S_j) S_j^+ b_j from the server model of round T.
     lam : float, optional
         Paper 004's Algorithm 1 with exact prox (eq. 10) and prox coupling lam > 0 instead of
@@ -140,7 +140,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the iteration does not converge (spectral radius of its "
                          f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
-                         + stalled_advice(g))
+                         + stalled_advice(g, radius, lam, lam is None and np.isfinite(K)))
     Y = [W.T @ R for R, _ in basis]
     ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
     NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu

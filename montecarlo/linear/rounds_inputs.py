@@ -1,32 +1,80 @@
 """The checked parameters of a simulation along federated training (``rounds.simulate_rounds``):
 the same checks and ranges as ``riskcalc.rounds_limit``, so that a simulation runs exactly what the
-limit takes, and the bounds of what the simulation can represent (its local filter, its memory).
+limit takes, and the bounds of what the simulation can represent (its local filter, its memory);
+the checked personalizations after round T and their filters (``personalization_keys``,
+``personalization_filters``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from montecarlo.linear.estimators import spectral_filter
 from montecarlo.linear.instances import require_memory, sample_size
 from montecarlo.linear.rounds_shift import shift_eigenvalues
 from riskcalc._text import distinct
 from riskcalc._validate import parameter, per_client, positive, positive_int
 from riskcalc.linear.dynamics.inputs import local_steps_count, step_size_value
+from riskcalc.linear.dynamics.personalize import personalization_filter
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
 METHODS = ("fedavg", "fedprox", "pfedme")
 
 
-def stalled_advice(gl: float) -> str:
-    """What brings a round map's spectral radius below 1 (the simulations' refusal of rounds
-    = inf): a larger global step where the server step ``gl`` (g, or g lam for Algorithm 1)
-    is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to "lower the step
-    sizes"), smaller step sizes otherwise."""
+def stalled_advice(gl: float, radius: float, lam=None, finite: bool = True) -> str:
+    """What brings a round map's spectral radius ``radius`` below 1 (the simulations' refusal
+    of rounds = inf): a larger global step where the server step ``gl`` (g, or g lam for
+    Algorithm 1) is so small that 1 - gl x rounds to 1 (global_step 1e-300 was advised to
+    "lower the step sizes"); where the radius is 1 to rounding (within 1e-12) otherwise, the
+    round map's slowest factor is below rounding: steps too small for the covariance's scale,
+    or Algorithm 1's ``lam`` far above it (its prox moves a model by about s / lam;
+    scaled:1e-50 at lam 1 was advised to "lower the step sizes": fuzz42 path F3); ``finite``:
+    finite local steps, whose step_size counts; smaller step sizes where the radius exceeds
+    1."""
     if gl < 2.0 ** -52:
         return (f"the server step {gl:.3g} leaves 1 - step x at 1 to rounding: raise "
                 "global_step")
+    if radius <= 1.0 + 1e-12:  # 1 to the eigen-solver's rounding (K = 2: 1 + 2e-16)
+        fix = ", ".join(["raise global_step"] + ["step_size"] * bool(finite) + (
+            ["or give a lam nearer the covariance's eigenvalues"] if lam is not None else []))
+        return ("the radius is 1 to rounding, not above it: the round map moves its slowest "
+                "direction by less than rounding per round (a step too small for the "
+                f"covariance's scale); {fix}, or rescale the covariance")
     return "lower the step sizes"
+
+
+def personalization_keys(personalize) -> list:
+    """The checked personalizations after round T: a list of dicts as
+    ``riskcalc.linear.dynamics.personalize.personalization_filter`` returns them
+    (``{"personalization": "ftfa", "steps", "step_size"}`` or ``{"personalization": "rtfa",
+    "lam"}``), from a sequence of keyword dicts of ``RoundsLimit.personalized_risk``."""
+    if isinstance(personalize, dict):
+        personalize = [personalize]
+    keys = []
+    for kw in personalize if isinstance(personalize, (list, tuple)) else [personalize]:
+        if not isinstance(kw, dict):
+            # personalize="lam" was "dictionary update sequence element #0 has length 1".
+            raise ValueError("personalize takes a dict ({'steps': k, 'step_size': e} for FTFA "
+                             "or {'lam': l} for RTFA) or a list of them; got "
+                             f"{type(kw).__name__} {kw!r:.60}")
+        kw = dict(kw)
+        unknown = sorted(set(kw) - {"steps", "step_size", "lam"})
+        if unknown:
+            raise ValueError(f"personalize entries take steps and step_size (FTFA) or lam "
+                             f"(RTFA); got {', '.join(unknown)}")
+        keys.append(personalization_filter(**kw)[1])
+    return keys
+
+
+def personalization_filters(keys) -> list:
+    """The filters pi(mu) of ``personalization_keys``' entries (``estimators.spectral_filter``):
+    FTFA 1 - (1 - e mu)^k, RTFA mu / (mu + lam)."""
+    def make(key):
+        if key["personalization"] == "rtfa":
+            return lambda mu: spectral_filter(mu, key["lam"])
+        return lambda mu: spectral_filter(mu, 0.0, key["steps"], key["step_size"])
+    return [make(key) for key in keys]
 
 
 def sample_sizes(params) -> np.ndarray:
@@ -93,8 +141,10 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         if lam is not None:
             raise ValueError("lam applies to fedprox (Algorithm 1) only")
         lam, default_g = None, 1.0
+    elif lam is None:   # was "lam must be a finite number in (0, inf), got nan" (fuzz42 path F9)
+        raise ValueError("fedprox (Algorithm 1) needs lam > 0, its proximal penalty")
     else:
-        lam = float(positive("lam", lam if lam is not None else np.nan, ndim=0))
+        lam = float(positive("lam", lam, ndim=0))
         default_g = 1.0 / lam
     g = default_g if global_step is None else float(positive("global_step", global_step,
                                                              ndim=0))

@@ -54,10 +54,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from montecarlo.linear.estimators import spectral_filter
 from montecarlo.linear.rounds_inputs import stalled_advice
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.personalize import personalization_filter
 
 #: States of Algorithm 1 at most this size get their round map's spectral radius from a dense
 #: eigenvalue problem; larger ones from ARPACK.
@@ -74,39 +72,6 @@ def fedavg_factors(mu, K, eta):
     x = eta * np.asarray(mu, float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(x < 1.0, -np.expm1(K * np.log1p(-x)), 1.0 - (1.0 - x) ** K)
-
-
-def personalization_keys(personalize) -> list:
-    """The checked personalizations after round T: a list of dicts as
-    ``riskcalc.linear.dynamics.personalize.personalization_filter`` returns them
-    (``{"personalization": "ftfa", "steps", "step_size"}`` or ``{"personalization": "rtfa",
-    "lam"}``), from a sequence of keyword dicts of ``RoundsLimit.personalized_risk``."""
-    if isinstance(personalize, dict):
-        personalize = [personalize]
-    keys = []
-    for kw in personalize if isinstance(personalize, (list, tuple)) else [personalize]:
-        if not isinstance(kw, dict):
-            # personalize="lam" was "dictionary update sequence element #0 has length 1".
-            raise ValueError("personalize takes a dict ({'steps': k, 'step_size': e} for FTFA "
-                             "or {'lam': l} for RTFA) or a list of them; got "
-                             f"{type(kw).__name__} {kw!r:.60}")
-        kw = dict(kw)
-        unknown = sorted(set(kw) - {"steps", "step_size", "lam"})
-        if unknown:
-            raise ValueError(f"personalize entries take steps and step_size (FTFA) or lam "
-                             f"(RTFA); got {', '.join(unknown)}")
-        keys.append(personalization_filter(**kw)[1])
-    return keys
-
-
-def personalization_filters(keys) -> list:
-    """The filters pi(mu) of ``personalization_keys``' entries (``estimators.spectral_filter``):
-    FTFA 1 - (1 - e mu)^k, RTFA mu / (mu + lam)."""
-    def make(key):
-        if key["personalization"] == "rtfa":
-            return lambda mu: spectral_filter(mu, key["lam"])
-        return lambda mu: spectral_filter(mu, 0.0, key["steps"], key["step_size"])
-    return [make(key) for key in keys]
 
 
 def prox_factors(mu, K, eta, lam):
@@ -367,7 +332,7 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
         raise ValueError(f"the {prop.method} iteration does not converge (spectral radius of "
                          f"its round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
-                         + stalled_advice(prop.g * (prop.lam or 1.0)))
+                         + stalled_advice(prop.g * (prop.lam or 1.0), radius, prop.lam))
 
     def record(cols, w, local):
         for j in range(m):

@@ -53,9 +53,10 @@ def add_options(parser) -> None:
                              "(default 1); fedprox (Algorithm 1): w <- w - g lam sum_j p_j "
                              "(w - v_j) (default 1 / lam: plain averaging)")
     parser.add_argument("--max-memory", type=float, metavar="GB",
-                        help="with --rounds and a --spectrum: refuse a solve whose estimated "
-                             "peak memory exceeds GB gigabytes (default 4; the estimate is "
-                             "printed with the refusal)")
+                        help="with --rounds and a --spectrum (or fedprox with finite "
+                             "--local-steps): refuse a solve whose estimated peak memory "
+                             "exceeds GB gigabytes (default 4; the estimate is printed with "
+                             "the refusal)")
 
 
 def asked(args) -> bool:
@@ -135,6 +136,10 @@ def check(args, verb: str) -> None:
     for flag, dest in (("--global-step", "global_step"), ("--max-memory", "max_memory")):
         if getattr(args, dest, None) is not None:
             positive(flag, getattr(args, dest), ndim=0)
+    from riskcalc.linear.dynamics.inputs import check_memory_used
+
+    check_memory_used(getattr(args, "max_memory", None), "pfedme" if args.method == "pfedme"
+                      else "fedavg", K, covariance_given(args), "--max-memory")
     eta = getattr(args, "local_step_size", None)
     if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
         if np.isinf(K):

@@ -24,9 +24,10 @@ from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import canonical_method, parameter, positive
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
-from riskcalc.linear.dynamics.inputs import (MIN_STEP_SIZE, checked_steps, client_arrays,
-                                             divergent_range, effective_steps, local_steps_count,
-                                             rounds_array, rounds_notes, weight_vector)
+from riskcalc.linear.dynamics.inputs import (MIN_STEP_SIZE, check_memory_used, checked_steps,
+                                             client_arrays, divergent_range, effective_steps,
+                                             local_steps_count, rounds_array, rounds_notes,
+                                             weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -162,8 +163,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     max_gigabytes : float, optional
         The most estimated peak memory (GB) the same routes may add to the process, likewise
         (default 4; the estimates, fitted to measured peaks, in
-        ``riskcalc.linear.dynamics.sigma.memory`` and, Sigma = I,
-        ``riskcalc.linear.dynamics.algorithm1.cost``).
+        ``riskcalc.linear.dynamics.sigma.memory`` and, Sigma = I, ``riskcalc.linear.dynamics.
+        algorithm1.cost``); refused where no route estimates it (Sigma = I: FedAvg, K = inf).
 
     Returns
     -------
@@ -219,6 +220,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     p = weight_vector(weights, gam)
     eta, lam, g, inv = checked_steps(name, gam, K, step_size, lam, global_step, shared,
                                     spectrum, joint)
+    check_memory_used(max_gigabytes, name, K, shared or joint is not None)
     from riskcalc.linear.dynamics import ROUTES
     from riskcalc.linear.dynamics.sigma import prox_sigma
     from riskcalc.linear.dynamics.algorithm1.contours import check_top_gap

@@ -329,12 +329,16 @@ def check_root_work(laws, nodes: int, after: str = "") -> None:
     if need <= limit:
         return
     fit = int(limit / (ROOT_SECONDS * laws.M * nodes))
-    steps = f"local_steps <= {fit}" if fit >= 1 else "fewer clients"
+    # Only what can help (was "give fewer clients, fewer clients or rounds" where no K fits,
+    # fewer clients to one client, fewer rounds at the least nodes; fuzz42 path F6)
+    fixes = ([f"local_steps <= {fit}"] if fit >= 1 else []) + (
+        ["fewer clients"] if laws.M > 1 else []) + ([] if after == " at the least" else
+                                                    ["fewer rounds"])
     raise ValueError(f"local_steps = {K}: FedAvg's curves would take about {need:.3g} s "
                      f"(estimated: the {K} roots of each of {laws.M} client(s)' local filter at "
                      f"{nodes} contour nodes{after}; more than the {limit:.3g} s allowed); give "
-                     f"{steps}, fewer clients or rounds, numpy.inf where the local steps near "
-                     "the exact local solve, " + MORE_TIME)
+                     + "".join(x + ", " for x in fixes) + "numpy.inf where the local steps "
+                     "near the exact local solve, " + MORE_TIME)
 
 
 #: Estimated process seconds per client and node pair of the own models' double contour

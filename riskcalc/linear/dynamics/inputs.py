@@ -127,6 +127,18 @@ MAX_LOCAL_STEPS = 10_000
 EXACT_FROM = 1000
 
 
+def check_memory_used(gigabytes, name, K, covariance: bool, flag: str = "max_gigabytes"):
+    """ValueError for a memory limit that no route of the call reads (safety.rst: an option
+    without effect is an error): at Sigma = I FedAvg's routes and the exact prox (K = inf)
+    estimate no memory (``max_gigabytes=1e-9`` answered there; fuzz42 path F4); Algorithm 1
+    with finite K does (``algorithm1.cost``), as every route under a covariance."""
+    if gigabytes is not None and not covariance and (name == "fedavg" or np.isinf(K)):
+        what = "FedAvg" if name == "fedavg" else "Algorithm 1 with exact local solves"
+        raise ValueError(f"{flag} does not apply to {what} at Sigma = I (no route there "
+                         "estimates its memory); it bounds the routes under a covariance and "
+                         "Algorithm 1 with finite local_steps: leave it out")
+
+
 def effective_steps(K, eta: float, gam, lam: float = 0.0):
     """K, or inf when K >= ``EXACT_FROM`` local steps are the exact local solve to rounding:
     q(s) = 1 - (1 - eta s)^K is 1 within 2^-53 on every client's continuous spectrum

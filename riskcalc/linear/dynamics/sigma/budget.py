@@ -128,10 +128,13 @@ def check_memory(estimate, sizes, what, nodes_follow_rounds=True):
     m = largest(1, M, lambda m: estimate(m, K, nodes) <= limit)
     if m is not None:
         fits.append(f"clients <= {m}")
+    # Where no one change fits it says so (was "give fewer local_steps, clients or rounds" at
+    # max_gigabytes=1e-9 with one client and K = 2, none of which fits; fuzz42 path F11)
     raise ValueError(f"spectrum: {what} would hold about {need / 1e9:.3g} GB at its peak "
-                     f"(estimated; more than the {limit / 1e9:.3g} GB allowed); give "
-                     + (", or ".join(fits) if fits else "fewer local_steps, clients or rounds")
-                     + f", {MORE_MEMORY}")
+                     f"(estimated; more than the {limit / 1e9:.3g} GB allowed); "
+                     + (f"give {', or '.join(fits)}, {MORE_MEMORY}" if fits else
+                        "no fewer local_steps, clients or rounds alone fits: "
+                        + MORE_MEMORY[3:]))
 
 
 def gigabytes(value) -> float | None:

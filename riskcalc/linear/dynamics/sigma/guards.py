@@ -177,12 +177,17 @@ def one_step_work(spectrum, rounds) -> None:
     per_second, per_byte = 1.5e-4 + 1e-6 * nodes, 7e3 + 16.0 * nodes
     limit, room = allowed(MAX_PENCIL_SECONDS), allowed_bytes()
     if atoms * per_second > limit or atoms * per_byte > room:
+        fit = int(min(limit / per_second, room / per_byte))
+        # (was "give at most 0 atoms" where not one fits: max_gigabytes=1e-9; fuzz42 path F7)
+        least = min(limit / (1.5e-4 + 16e-6), room / (7e3 + 256.0)) >= 1.0    # one atom, T = 0
+        fix = (f"give at most {fit} atoms (a histogram of the eigenvalues) or fewer rounds, "
+               if fit >= 1 else "give fewer rounds, " if least else
+               "not one atom fits at any T: " + MORE_TIME[3:] + ", ")
         raise ValueError(f"spectrum: {atoms} atoms with one local step up to T = {top:.0f} would "
                          f"take about {atoms * per_second / 60:.2g} min and "
                          f"{atoms * per_byte / 1e9:.3g} GB (estimated; at most {limit / 60:.3g} "
-                         f"min and {room / 1e9:.3g} GB here); give at most "
-                         f"{int(min(limit / per_second, room / per_byte))} atoms (a histogram of "
-                         f"the eigenvalues) or fewer rounds, {MORE_TIME}, {MORE_MEMORY}")
+                         f"min and {room / 1e9:.3g} GB here); {fix}"
+                         + ("" if fit < 1 and not least else MORE_TIME + ", ") + MORE_MEMORY)
 
 
 def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):

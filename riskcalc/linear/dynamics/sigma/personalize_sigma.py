@@ -229,7 +229,9 @@ def personal_unknowns(M, Kb, kind, k, base=None):
         fit = int(np.floor(np.sqrt(MAX_UNKNOWNS / M) + 1e-12)) - Kb
         fits = (f"steps <= {fit} fits" if kind == "ftfa" and fit >= 0 else
                 "fewer clients")
-        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2"
+        # Named as the count at fault (was "spectrum:", at Sigma = I too: fuzz42 path F5)
+        raise ValueError(f"{'steps' if kind == 'ftfa' else 'local_steps'}: personalization "
+                         f"from the round-T model solves M (K + k)^2"
                          f" = {size} unknowns per contour node here (M = {M} clients, "
                          f"{what} per client, k = {k if kind == 'ftfa' else 1} personalization "
                          f"blocks; at most {MAX_UNKNOWNS}: the cost grows like its cube"

@@ -194,8 +194,11 @@ def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, 
         return shift_alg1_personalized(*args, solved=solved, **kind)
     c = solved[0]
     if "around" in c:
-        raise ValueError(f"personalize: personalization after Algorithm 1's rounds under "
-                         f"covariate shift with pooled N < d is covered on the dense pencil, M "
+        # Not "under covariate shift": a shared spectrum's personalization comes here beyond
+        # 200 unknowns (``RoundsLimit._personalized_joint``; fuzz42 path F5)
+        raise ValueError(f"{'steps' if kind['kind'] == 'ftfa' else 'local_steps'}: "
+                         "personalization after Algorithm 1's rounds under a covariance "
+                         f"with pooled N < d is covered on the dense pencil, M "
                          f"(K + k)^2 <= {MAX_UNKNOWNS} (RTFA: k = 1; got "
                          f"{gam.size * (K + kb) ** 2}); give fewer steps or local_steps")
     pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)

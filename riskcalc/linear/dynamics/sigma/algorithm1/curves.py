@@ -113,7 +113,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.fedavg import far, moving, settle
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg import far, moving, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
@@ -121,8 +122,8 @@ from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_c
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import (CIRCLE_NODES, at_one,
-                                                              check_masses, pooled_contour,
-                                                              ring_mean)
+                                                              check_masses, one_client_unsolved,
+                                                              pooled_contour, ring_mean)
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma import budget, memory
@@ -205,8 +206,13 @@ def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
     pencil = Alg1Chain if chain else Alg1Pencil
     c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil)
     c["pencil"] = pencil
-    H, cross, solved = (chain_parts if chain else _dense_parts)(
-        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    try:
+        H, cross, solved = (chain_parts if chain else _dense_parts)(
+            gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    except SolverError as exc:
+        if gam.size > 1:
+            raise
+        one_client_unsolved(exc, gam, lam, eta, g, c["top"])
 
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model (as above)."""
@@ -218,6 +224,17 @@ def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
                          "atom": c["held"][1], "nodes": c["n"] + CIRCLE_NODES,
                          "personalize": personalize, "contraction_is_bound": False,
                          "memory": c.get("memory")}, held=c["held"])
+
+
+def _settled_from(rho) -> str:
+    """The rounds that answer past the refused ones: from where rho^T < 1e-16 the curve has
+    settled to its fixed point (``fedavg.round_horizon``) and needs no contour nodes (T = 1000
+    and 2000 were refused 'give fewer rounds' where T = 5000 answered: gamma (0.5, 2),
+    two-point:1,2,0.5, K = 2, step 0.05, lam 1; fuzz42 path F12)."""
+    if not rho < 1.0:
+        return ""
+    return (f", or rounds from T = {int(np.ceil(round_horizon(rho, np.zeros(1))[0]))} on "
+            "(the curve has settled to rounding there)")
 
 
 def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
@@ -236,7 +253,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                          f"and rounds up to {t_max} need {pairs:.3g} contour node pairs, each a "
                          f"linear solve of M K^2 = {size} unknowns (at most {MAX_PAIRS:.0g} "
                          f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
-                         "local_steps or clients")
+                         "local_steps or clients" + _settled_from(c["rho"]))
     c["memory"] = budget.check_memory(
         lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), atoms.size, x,
                                         M=m, nf=3 * (m + 1), rank=m),

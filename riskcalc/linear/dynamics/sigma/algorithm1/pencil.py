@@ -184,6 +184,9 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=Non
                 raise
             out.append(None)         # the Weyl window held no negative eigenvalue
             continue
+        except ValueError as exc:
+            _not_pooled_n(exc, gam, lam, eta, g)
+            raise
         out.append(shift + pen.sign * a)
     top, bottom = out
     pooled = float(np.sum(np.minimum(1.0, 1.0 / gam)))
@@ -199,6 +202,23 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=Non
         raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
     return top, (bottom if bottom is not None and bottom < 0.0 else None), low
+
+
+def _not_pooled_n(exc, gam, lam, eta, g) -> None:
+    """Raise the scan's 'pooled N near d' refusal (``pencil_edges``: the spectrum within 1e-4
+    of its top to 0) as what it is where sum_j min(1, 1/gamma_j) is off the threshold 1: small
+    steps of the penalty and the server (gamma (0.5, 2), N / d = 2.5, two-point:1,2,0.5, K = 2,
+    step 0.05, global_step 1: lam 3e-3 and below refused so, lam 1e-2 answers; fuzz42 path
+    F10)."""
+    pooled = float(np.sum(np.minimum(1.0, 1.0 / gam)))
+    if "pooled N near d" in str(exc) and abs(pooled - 1.0) >= 1e-3:
+        raise ValueError(f"lam: the round map's spectrum comes within 1e-4 of its top to 0 with "
+                         f"sum_j min(1, 1/gamma_j) = {pooled:.4g}, off the threshold 1: "
+                         f"Algorithm 1's penalty and server steps are small (step_size lam = "
+                         f"{eta * lam:.3g}, global_step lam = {g * lam:.3g}) for this route's "
+                         "edge scan; give a larger lam" + (", step_size or global_step" if g *
+                                                           lam < 1.0 else " or step_size")
+                         ) from None
 
 
 def _contour_nodes(lo, hi, rho, t_max):

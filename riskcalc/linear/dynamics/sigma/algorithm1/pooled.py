@@ -42,7 +42,15 @@ sum_j min(1, 1 / gamma_j) < 1, so every gamma_j > 1; Sigma = I is ``algorithm1.p
    residue tau(Sigma P_N) > 0: G_00 = P_N / (z - 1) on N exactly, ``algorithm1.pooled``, step
    2), so the scan and the fold find top on the pooled range (measured, Sigma = I: the edge of
    ``algorithm1.pooled.pooled_contraction`` to 1e-13). top is the contraction; the rounds'
-   horizon (``fedavg.round_horizon``) from it.
+   horizon (``fedavg.round_horizon``) from it. One client (M = 1, gamma > 1; the scan found no
+   spectrum there: fuzz42 path F1): Phi acts on (v, w) at each eigenvalue s of S as a 2 x 2
+   matrix with characteristic polynomial q(z; s) = (z - a)(z - 1 + g lam) - g lam lam c z
+   (``algorithm1.pooled.check_one_client``), a = (1 - eta (s + lam))^K, lam c = lam (1 - a) /
+   (s + lam). Its larger root z*(s) is at least 1 - g lam (q(1 - g lam) <= 0), where dq/ds =
+   -a' (z - 1 + g lam) - g lam z (lam c)' > 0 (a and lam c = lam eta sum_(k<K) (1 - eta (s +
+   lam))^k decrease in s for eta (L + lam) <= 1), so z* decreases in s: top = z*(s_lo), s_lo the
+   bottom of S's nonzero spectrum under H (``sigma.fedavg.edges``), which may lie below a0
+   (``one_client_top``).
 4. T = inf. z^T -> 0 on the contour except at its pole z = 1, whose residue keeps z^T = 1: the
    theta_0 part of every model's bias tends to signal^2 tau(Sigma P_N) (the pooled min-norm
    interpolator's: every model's fixed point, ``algorithm1.pooled``, step 4), and P_T(z) ->
@@ -74,8 +82,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.fedavg import enclosed, round_horizon
+from riskcalc.linear.dynamics.inputs import check_step_scope
+from riskcalc.linear.dynamics.sigma.fedavg.edges import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import (Alg1Pencil, _contour_nodes,
                                                               spectrum_edges)
 
@@ -92,6 +103,40 @@ def held_apart(gam, spectrum):
     return kappa0 / gp, pooled_atom(gam)
 
 
+def one_client_top(gam, lam, eta, K, g, spectrum):
+    """``spectrum_edges``' (top, bottom, low) for one client (module docstring, step 3): the
+    larger root of the 2 x 2 map at the bottom s_lo of the client's nonzero sample spectrum,
+    after the scope check (eta (L + lam) <= 1, g lam <= 1: no negative part, low = 0). Under
+    covariate shift (``shift.algorithm1.pooled``) ``spectrum`` is the client's own covariance
+    (its weight 1: the clients' mean), so the same (personalization beyond 200 unknowns said
+    'the spectrum of the round map was not found on the scan'; fuzz42 path F5)."""
+    bottom, L = sigma_edges(spectrum.atoms, spectrum.weights, gam, np.array([1.0]))[:2]
+    check_step_scope(gam, L, lam, eta, K, g, "the top of the client's sample spectrum",
+                     pooled_ok=True)
+    gl, a = g * lam, (1.0 - eta * (bottom + lam)) ** K
+    b = a + 1.0 - gl + gl * lam * (1.0 - a) / (bottom + lam)
+    top = 0.5 * (b + np.sqrt(b * b - 4.0 * a * (1.0 - gl)))
+    if not top < 1.0 - 1e-9:
+        raise ValueError(f"gamma: Algorithm 1 with one client (gamma {gam[0]:.6g}): the round "
+                         f"map's top on the client's range, 1 - {1.0 - top:.3g}, is within 1e-9 "
+                         "of 1 (gamma near 1, or step_size and lam small); move gamma away from "
+                         "1 or give a larger lam or step_size")
+    return float(top), None, 0.0
+
+
+def one_client_unsolved(exc, gam, lam, eta, g, top):
+    """Raise ``exc``'s failed pencil solve for one client as the case it is: the solve near z =
+    1 fails where the server step g lam is small (the top 1 - (1 - top) near 1, the circle
+    around z = 1 small; measured: gamma 2, K = 2, eta 0.1, g = 1 at lam 1e-4, g = 0.01 at lam
+    3e-4; the default g = 1 / lam answered down to lam 1e-5), where the answers that converge
+    agree with an independent MP integral of the 2 x 2 recursion to 4e-13 (fuzz42 path F2)."""
+    raise SolverError(f"global_step: Algorithm 1 with one client (gamma {gam[0]:.6g} > 1: its "
+                      "samples do not span R^d): the pencil's solve near z = 1 did not converge "
+                      f"({exc}); the round map's top is 1 - {1.0 - top:.2g} (global_step lam = "
+                      f"{g * lam:.3g}, step_size lam = {eta * lam:.3g}): give a larger "
+                      "global_step (the default 1 / lam) or lam") from exc
+
+
 def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, ends=None,
                    held=None):
     """``contour.contour``'s dict for pooled N < d (module docstring, steps 2-4): the edges on
@@ -99,8 +144,10 @@ def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, 
     ellipse with foci lo and 1 (z = 1 inside), the upper nodes of the circle around z = 1
     (``around``, ``around_w``) and (``held``) tau(Sigma P_N), mu0 (given: covariate shift's,
     ``shift.algorithm1.pooled``)."""
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
-                                      ends=ends, pooled_ok=True)
+    top, bottom, low = (one_client_top(gam, lam, eta, K, g, spectrum)
+                        if gam.size == 1 else
+                        spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
+                                       ends=ends, pooled_ok=True))
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     _, over, finite, t_max = round_horizon(top, rounds)
     z, w, n = _contour_nodes(lo, 1.0, top, t_max)
