@@ -50,6 +50,11 @@ def select(paper: str | None = None, claim_ids=None) -> list:
             near = ([i for i in CLAIMS if text and i.startswith(text)][:3]
                     or difflib.get_close_matches(text, list(CLAIMS), n=1))
             hint = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
+            parts = [i.strip() for i in text.split(",")]
+            if len(parts) > 1 and all(one_of(i, CLAIMS) for i in parts):
+                # '--claim A,B' was told "did you mean 'B'?", one of the two it asked for.
+                hint = ("a claim id holds no comma: give each alone, --claim "
+                        + " --claim ".join(parts) + " (in Python a list); ")
             raise ValueError(f"unknown claim id(s): {', '.join(map(repr, unknown))} ({hint}see "
                              "riskcalc check --list)")
         keep, asked = {c.id for c in chosen}, list(dict.fromkeys(claim_ids))

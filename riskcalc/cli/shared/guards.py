@@ -129,6 +129,11 @@ def add_budget_option(parser, stop: str | None = None, logistic: bool = False) -
                                  f"; a run still going at M minutes stops there and {stop}"))
 
 
+#: ``--max-minutes`` beyond this (docs/safety.rst: beyond a year) is read as this: its seconds
+#: and the solvers' margins on them stay finite.
+NO_LIMIT_MINUTES = 1e300
+
+
 def max_seconds(args) -> float:
     """``--max-minutes`` of ``args`` (default ``MAX_MINUTES``) in seconds, validated."""
     minutes = getattr(args, "max_minutes", None)
@@ -139,7 +144,9 @@ def max_seconds(args) -> float:
         hint = ("; a number past the float range such as 1e400 reads as inf: for no limit give "
                 "one beyond a year, e.g. 1e300" if minutes == math.inf else "")
         raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}{hint}")
-    return 60.0 * minutes
+    # Past NO_LIMIT_MINUTES (no limit in practice) read as it: 1e308 minutes overflowed to inf
+    # seconds, which the logistic and rounds solvers refused ("max_seconds ... got nan").
+    return 60.0 * min(minutes, NO_LIMIT_MINUTES)
 
 
 def check_time(tasks: int, seconds_each: float, workers: int, max_seconds: float | None,
