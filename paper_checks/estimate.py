@@ -45,3 +45,17 @@ def slowest_out(seconds: dict, workers: int, limit: float) -> tuple[list, list]:
         cut.append(slow.pop(0))
         kept -= seconds[cut[-1]]
     return cut, slow
+
+
+def report_seconds(claims, kept: dict, quick: bool, jobs: int, mutants: bool) -> tuple:
+    """(estimated seconds of the ``claims`` not yet in ``kept["claims"]``, of the sensitivity
+    run of those not in ``kept["sensitivity"]``, or 0 if not ``mutants``) for
+    ``python -m paper_checks.report`` on ``jobs`` workers: a sensitivity run is one quick run
+    per mutant, plus the unmutated one after a full run."""
+    todo = [c for c in claims if c.id not in kept["claims"]]
+    run = sum(estimate(todo, quick)[0].values()) if todo else 0.0
+    todo = [c for c in claims if c.id not in kept["sensitivity"]] if mutants else []
+    each = estimate(todo, True)[0] if todo else {}
+    sens = sum(each[c.id] * (len(c.mutants) + (not quick)) for c in todo)
+    workers = max(min(jobs, len(claims)), 1)
+    return run / workers, sens / workers

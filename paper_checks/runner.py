@@ -101,7 +101,8 @@ def checked_arguments(claims, quick, n_jobs) -> tuple[bool, int]:
     return quick, n_jobs
 
 
-def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False) -> list:
+def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False,
+               done=None) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
     "statement", "kind", "verdict", "evidence", "corrected", "transcription",
     "transcription_note"}``; ``evidence["summary"]`` holds the key numbers and
@@ -109,15 +110,18 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     ``"depends"`` for an erratum (``paper_checks.core``), with ``transcription_note`` naming what
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
-    them all and raises ``KeyboardInterrupt`` here."""
+    them all and raises ``KeyboardInterrupt`` here. ``done``, optional: ``{claim id: result}``,
+    filled in place as each claim finishes; the claims already in it are not run again (a
+    stopped ``python -m paper_checks.report`` keeps it to resume)."""
     quick, n_jobs = checked_arguments(claims, quick, n_jobs)
     progress = flag("progress", progress)
-    results = []
-    with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
+    done = {} if done is None else done
+    todo = [c for c in claims if c.id not in done]
+    with tqdm(total=len(todo), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:
-        # Longest-first would balance better, but the order of results must be the catalogue's.
-        for res in parallel_results((delayed(_run_one)(c, quick) for c in claims),
-                                    n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
-            results.append(res)
+        # Longest-first would balance better; as they finish, so that a stop keeps them all.
+        for res in parallel_results((delayed(_run_one)(c, quick) for c in todo),
+                                    n_jobs=n_jobs if len(todo) > 1 else 1):
+            done[res["id"]] = res
             bar.update(1)
-    return results
+    return [done[c.id] for c in claims]

@@ -21,6 +21,7 @@ import json
 import sys
 
 from joblib import delayed
+from tqdm.auto import tqdm
 
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
@@ -65,24 +66,33 @@ def _claim_records(claim_id: str, quick: bool, base: str | None = None) -> list:
     return out
 
 
-def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1, verdicts=None) -> list:
+def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1, verdicts=None, done=None,
+                progress: bool = False) -> list:
     """One record per (claim, mutant) of ``claims`` (see the module docstring), with the
     mutated run's verdict (``mutant_verdict``) and the number of times the seam was reached
     (``seam_uses``) for the reader.
 
     ``verdicts``, optional: ``{claim id: verdict}`` of an unmutated run at the same sizes
     (``paper_checks.run_claims``, which runs the same check on the same seed); a claim found
-    there is not run once more as it is. Claims missing from it are run unmutated here."""
+    there is not run once more as it is. Claims missing from it are run unmutated here.
+
+    ``done``, optional: ``{claim id: its records}``, filled in place as each claim finishes;
+    the claims already in it are not run again (a stopped ``python -m paper_checks.report``
+    keeps it to resume). ``progress`` shows a bar on stderr."""
     # quick="no" made every check raise, read as "fails", and returned no record: nothing
     # tested, silently; n_jobs=0 was taken, a list of ids an AttributeError (fuzz41 paper F7).
     quick, n_jobs = checked_arguments(claims, quick, n_jobs)
     verdicts = verdicts or {}
-    records = []
-    for recs in parallel_results((delayed(_claim_records)(c.id, quick, verdicts.get(c.id))
-                                  for c in claims),
-                                 n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
-        records.extend(recs)
-    return records
+    done = {} if done is None else done
+    todo = [c for c in claims if c.id not in done]
+    with tqdm(total=len(todo), desc="mutants", file=sys.stderr, disable=not progress,
+              leave=False) as bar:
+        for claim, recs in zip(todo, parallel_results(
+                (delayed(_claim_records)(c.id, quick, verdicts.get(c.id)) for c in todo),
+                n_jobs=n_jobs if len(todo) > 1 else 1, ordered=True)):
+            done[claim.id] = recs
+            bar.update(1)
+    return [r for c in claims for r in done[c.id]]
 
 
 def sensitive_claims(records) -> dict:

@@ -1,0 +1,73 @@
+"""Issue 32, fuzz42 (report): what this fuzz found, each test failing before."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import paper_checks
+from paper_checks import estimate as timing
+from paper_checks import report, runner
+
+
+def _report(argv, capsys):
+    """(exit code, stdout, stderr) of ``python -m paper_checks.report ARGV`` in this process."""
+    try:
+        code = report.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _result(claim):
+    return {"id": claim.id, "paper": claim.paper, "location": claim.location,
+            "statement": claim.statement, "kind": claim.kind, "verdict": "holds",
+            "evidence": {"summary": "fake", "seconds": 0.0}, "corrected": None,
+            "transcription": None, "transcription_note": None}
+
+
+def test_report_refuses_a_run_over_max_minutes_before_it_starts(tmp_path, capsys):
+    """Item 1: ``python -m paper_checks.report`` (tens of minutes in full) had no estimate and
+    no time limit: it is estimated from the recorded per-claim times and refused above
+    ``--max-minutes``, naming what would fit; nothing is written."""
+    out = tmp_path / "r.md"
+    code, _, err = _report(["--out", out, "--max-minutes", "0.001", "--no-progress"], capsys)
+    assert code == 2 and not out.exists()
+    assert "the full report: 135 claims about" in err or "the full report: " in err
+    line = err.strip().splitlines()[-1]
+    assert "more than the 0.06 s allowed (--max-minutes)" in line
+    assert "(--no-sensitivity)" in line and "(--quick)" in line
+    assert "or allow more time with --max-minutes " in line
+
+
+def test_report_stopped_at_the_limit_keeps_its_claims_and_resumes(monkeypatch, tmp_path,
+                                                                   capsys):
+    """Item 1: a report stopped at ``--max-minutes`` keeps the claims it finished in
+    OUT.partial.json; ``--resume`` runs only the others and writes the report."""
+    claims = paper_checks.select("003")[:3]
+    calls = []
+
+    def fake(claim, quick):
+        calls.append(claim.id)
+        if claim.id == claims[1].id and len(calls) == 2:
+            time.sleep(30)          # stopped by the limit
+        return _result(claim)
+
+    monkeypatch.setattr(paper_checks, "select", lambda *a: claims)
+    monkeypatch.setattr(runner, "_run_one", fake)
+    monkeypatch.setattr(timing, "estimate",
+                        lambda cs, quick: ({c.id: 0.01 for c in cs}, 0, 0.01))
+    out = tmp_path / "r.md"
+    argv = ["--quick", "--jobs", "1", "--no-sensitivity", "--no-progress", "--out", out]
+    code, _, err = _report(argv + ["--max-minutes", "0.005"], capsys)
+    assert code == 2 and not out.exists()
+    assert "1 of 3 claims checked and 0 mutation-tested, kept in" in err
+    kept = json.loads(report.partial_path(out).read_text())
+    assert kept["mode"] == "quick" and list(kept["claims"]) == [claims[0].id]
+    code, stdout, err = _report(argv + ["--resume"], capsys)
+    assert code == 0 and out.exists() and not report.partial_path(out).exists()
+    assert calls[2:] == [claims[1].id, claims[2].id]            # the first one not rerun
+    assert report.read_verdicts(out) == {c.id: "holds" for c in claims}
+    code, _, err = _report(argv + ["--resume"], capsys)         # nothing left to resume
+    assert code == 2 and "--resume: no run to resume in" in err
