@@ -71,3 +71,26 @@ def test_report_stopped_at_the_limit_keeps_its_claims_and_resumes(monkeypatch, t
     assert report.read_verdicts(out) == {c.id: "holds" for c in claims}
     code, _, err = _report(argv + ["--resume"], capsys)         # nothing left to resume
     assert code == 2 and "--resume: no run to resume in" in err
+
+
+def test_fedprox_bounds_check_the_shapes_m_exponent():
+    """Item 2: ``000.thm11.fedprox-aer`` and ``000.thm12.fedprox-ier`` divided the error and
+    the linearized prediction by the same shape, so the shape R m/N for R sqrt(m/N) was
+    accepted. The checks now require the bound's constant (max over n_i, R of the
+    linearized error / shape) not to grow with m between m = 256 and 4096: at most m^0.2,
+    where the printed shapes give 0.02 and -0.06 and that mutant 0.42 and 0.39
+    (deterministic; mu cancels)."""
+    import numpy as np
+
+    from paper_checks import p000_sec4 as sec4
+
+    def mutant(n, m, N, R, thm):
+        term = R * m / N
+        if thm == 11:
+            return sec4._D * (np.minimum(m / N, term) + 1 / N)
+        return sec4._D * (np.minimum(term, 1 / n) + np.sqrt(m) / N)
+
+    for thm in (11, 12):
+        for mu in (0.05, 0.25):
+            assert sec4._m_growth(thm, mu) < 0.05
+            assert sec4._m_growth(thm, mu, mutant) > 0.35
