@@ -94,3 +94,25 @@ def test_fedprox_bounds_check_the_shapes_m_exponent():
         for mu in (0.05, 0.25):
             assert sec4._m_growth(thm, mu) < 0.05
             assert sec4._m_growth(thm, mu, mutant) > 0.35
+
+
+def test_check_interrupted_prints_the_claims_already_checked(monkeypatch, capsys):
+    """F3: a Ctrl-C in ``riskcalc check`` discarded the claims already checked (exit 130,
+    "error: interrupted" and nothing else), which a stop at --max-minutes prints: they are
+    printed, and the one error line says so."""
+    from riskcalc.cli import check as check_cli
+    from tests.helpers import run_cli
+
+    first, second = [c.id for c in paper_checks.select("003")[:2]]
+
+    def fake(claim, quick):
+        if claim.id == second:
+            raise KeyboardInterrupt
+        return _result(claim)
+
+    monkeypatch.setattr(check_cli, "check_one", fake)
+    code, out, err = run_cli(["check", "--claim", first, "--claim", second, "--no-progress",
+                              "--json"], capsys)
+    assert code == 130 and [r["id"] for r in json.loads(out)] == [first]
+    assert err.strip() == ("error: interrupted; the claims already checked are printed "
+                           "(stdout); rerun the others with --claim")
