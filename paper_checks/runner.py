@@ -31,6 +31,10 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
     if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
         claim_ids = [claim_ids]
+    elif isinstance(claim_ids, (bytes, bytearray)):
+        # Was read as its byte values: "unknown claim id(s): 48, 48, 49, ..." (fuzz42 report F4)
+        raise ValueError(f"claim_ids must be a claim id (a str) or a list of them, got "
+                         f"{claim_ids!r:.60}")
     elif claim_ids is not None:
         # Read once: a generator was used up by the check of unknown ids, and then nothing was
         # selected; 3 was a TypeError, an array of two ids "truth value ... ambiguous".

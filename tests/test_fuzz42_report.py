@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 import paper_checks
 from paper_checks import estimate as timing
 from paper_checks import report, runner
@@ -116,3 +118,11 @@ def test_check_interrupted_prints_the_claims_already_checked(monkeypatch, capsys
     assert code == 130 and [r["id"] for r in json.loads(out)] == [first]
     assert err.strip() == ("error: interrupted; the claims already checked are printed "
                            "(stdout); rerun the others with --claim")
+
+
+def test_select_refuses_bytes_claim_ids():
+    """F4: ``select(claim_ids=b"001.eq4.prox-sign")`` was read as its byte values ("unknown
+    claim id(s): 48, 48, 49, ...")."""
+
+    with pytest.raises(ValueError, match=r"claim_ids must be a claim id \(a str\) or a list"):
+        paper_checks.select(claim_ids=b"001.eq4.prox-sign")
