@@ -105,6 +105,18 @@ def checked_arguments(claims, quick, n_jobs) -> tuple[bool, int]:
     return quick, n_jobs
 
 
+def finished(done) -> dict:
+    """``done`` of ``run_claims`` and ``paper_checks.sensitivity.sensitivity``: a dict filled
+    in place, or None for a new one (a list or a string was a TypeError after the first claim
+    ran; fuzz42 report F5)."""
+    if done is None:
+        return {}
+    if not isinstance(done, dict):
+        raise ValueError(f"done must be a dict {{claim id: its result}} or None, got "
+                         f"{done!r:.60}")
+    return done
+
+
 def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False,
                done=None) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
@@ -118,8 +130,7 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     filled in place as each claim finishes; the claims already in it are not run again (a
     stopped ``python -m paper_checks.report`` keeps it to resume)."""
     quick, n_jobs = checked_arguments(claims, quick, n_jobs)
-    progress = flag("progress", progress)
-    done = {} if done is None else done
+    progress, done = flag("progress", progress), finished(done)
     todo = [c for c in claims if c.id not in done]
     with tqdm(total=len(todo), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:

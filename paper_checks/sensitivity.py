@@ -25,8 +25,9 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
-from paper_checks.core import _ACTIVE, CORRECTED, Config, Mutant
-from paper_checks.runner import checked_arguments
+from paper_checks.core import _ACTIVE, CORRECTED, VERDICTS, Config, Mutant
+from paper_checks.runner import checked_arguments, finished
+from riskcalc._validate import flag
 from riskcalc._text import claims_once
 
 #: The verdicts a mutant is run against: a statement the evidence accepts (as printed, or in
@@ -82,8 +83,14 @@ def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1, verdicts=None, d
     # quick="no" made every check raise, read as "fails", and returned no record: nothing
     # tested, silently; n_jobs=0 was taken, a list of ids an AttributeError (fuzz41 paper F7).
     quick, n_jobs = checked_arguments(claims, quick, n_jobs)
-    verdicts = verdicts or {}
-    done = {} if done is None else done
+    progress, done = flag("progress", progress), finished(done)
+    verdicts = {} if verdicts is None else verdicts
+    # A string was an AttributeError, an unknown verdict left its claim untested in silence
+    # (fuzz42 report F5).
+    if not (isinstance(verdicts, dict)
+            and all(isinstance(v, str) and v in VERDICTS for v in verdicts.values())):
+        raise ValueError("verdicts must be a dict {claim id: verdict} (verdicts of "
+                         f"paper_checks.VERDICTS) or None, got {verdicts!r:.60}")
     todo = [c for c in claims if c.id not in done]
     with tqdm(total=len(todo), desc="mutants", file=sys.stderr, disable=not progress,
               leave=False) as bar:

@@ -126,3 +126,21 @@ def test_select_refuses_bytes_claim_ids():
 
     with pytest.raises(ValueError, match=r"claim_ids must be a claim id \(a str\) or a list"):
         paper_checks.select(claim_ids=b"001.eq4.prox-sign")
+
+
+def test_done_and_verdicts_arguments_are_checked():
+    """F5: ``run_claims(done=[])`` (and ``sensitivity``) was a TypeError after the claim ran,
+    ``sensitivity(verdicts="holds")`` an AttributeError, and an unknown verdict in
+    ``verdicts`` left its claim untested without a word."""
+
+    from paper_checks.sensitivity import sensitivity
+
+    claims = paper_checks.select(claim_ids=["001.eq4.prox-sign"])
+    for bad in ([], "x"):
+        with pytest.raises(ValueError, match="done must be a dict"):
+            paper_checks.run_claims(claims, done=bad)
+        with pytest.raises(ValueError, match="done must be a dict"):
+            sensitivity(claims, done=bad)
+    for bad in ("holds", {"001.eq4.prox-sign": "nonsense"}, {"001.eq4.prox-sign": []}):
+        with pytest.raises(ValueError, match="verdicts must be a dict"):
+            sensitivity(claims, verdicts=bad)
