@@ -269,27 +269,10 @@ def previous_report(path) -> bool:
     return head in (b"", HEADER.encode() + b"\n")
 
 
-def partial_path(out) -> Path:
-    """Where a stopped run keeps its finished claims and sensitivity records (``--resume``)."""
-    return Path(str(out) + ".partial.json")
-
-
-def _resumed(path: Path, mode: str) -> dict:
-    """The finished work a stopped run of ``mode`` kept in ``path`` (ValueError if none)."""
-    try:
-        kept = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"--resume: no run to resume in {path} ({exc})") from None
-    if not isinstance(kept, dict) or kept.get("mode") != mode:
-        raise ValueError(f"--resume: {path} is not a stopped {mode} run of this report "
-                         f"(mode {kept.get('mode') if isinstance(kept, dict) else None!r}): "
-                         "rerun without --resume")
-    return kept
-
-
 def main(argv=None) -> int:
     from paper_checks import estimate as timing
     from paper_checks import run_claims, select
+    from paper_checks.runner import partial_path, resumed
     from riskcalc.cli.shared import guards
 
     ap = argparse.ArgumentParser(prog="python -m paper_checks.report", description=__doc__)
@@ -315,7 +298,7 @@ def main(argv=None) -> int:
         # --jobs 99999 started that many workers: capped at the cores (fuzz41 bounds F4).
         args.jobs = guards.jobs(args.jobs)
         check_writable(args.out, "--out")
-        kept = (_resumed(partial_path(args.out), mode) if args.resume
+        kept = (resumed(partial_path(args.out), mode) if args.resume
                 else {"mode": mode, "seconds": 0.0, "claims": {}, "sensitivity": {}})
     except ValueError as exc:
         ap.error(str(exc))

@@ -7,8 +7,11 @@ other claims run, in which order, or on the number of worker processes.
 from __future__ import annotations
 
 import difflib
+import json
+import math
 import sys
 import time
+from pathlib import Path
 
 from joblib import delayed
 from tqdm.auto import tqdm
@@ -140,3 +143,34 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
             done[res["id"]] = res
             bar.update(1)
     return [done[c.id] for c in claims]
+
+
+def partial_path(out) -> Path:
+    """Where a stopped run keeps its finished claims and sensitivity records (``--resume``)."""
+    return Path(str(out) + ".partial.json")
+
+
+def resumed(path: Path, mode: str) -> dict:
+    """The finished work a stopped run of ``mode`` kept in ``path`` (ValueError if none)."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--resume: no run to resume in {path} ({exc})") from None
+    if not isinstance(kept, dict) or kept.get("mode") != mode:
+        raise ValueError(f"--resume: {path} is not a stopped {mode} run of this report "
+                         f"(mode {kept.get('mode') if isinstance(kept, dict) else None!r}): "
+                         "rerun without --resume")
+    # Its parts as main writes them: {"mode": "quick"} alone was a KeyError, a list of claims
+    # a ValueError after the estimate, an unknown id counted as done (fuzz42 report F6).
+    seconds, claims, records = (kept.get(k) for k in ("seconds", "claims", "sensitivity"))
+    whole = (set(kept) == {"mode", "seconds", "claims", "sensitivity"}
+             and type(seconds) in (int, float) and 0 <= seconds < math.inf
+             and isinstance(claims, dict) and isinstance(records, dict)
+             and set(claims) | set(records) <= set(CLAIMS)
+             and all(isinstance(r, dict) and r.get("id") == i for i, r in claims.items())
+             and all(isinstance(r, list) for r in records.values()))
+    if not whole:
+        raise ValueError(f"--resume: {path} is not as a stopped run of this report writes it "
+                         "(mode, seconds, claims, sensitivity of known claim ids): rerun "
+                         "without --resume")
+    return kept

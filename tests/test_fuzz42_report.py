@@ -65,10 +65,10 @@ def test_report_stopped_at_the_limit_keeps_its_claims_and_resumes(monkeypatch, t
     code, _, err = _report(argv + ["--max-minutes", "0.005"], capsys)
     assert code == 2 and not out.exists()
     assert "1 of 3 claims checked and 0 mutation-tested, kept in" in err
-    kept = json.loads(report.partial_path(out).read_text())
+    kept = json.loads(runner.partial_path(out).read_text())
     assert kept["mode"] == "quick" and list(kept["claims"]) == [claims[0].id]
     code, stdout, err = _report(argv + ["--resume"], capsys)
-    assert code == 0 and out.exists() and not report.partial_path(out).exists()
+    assert code == 0 and out.exists() and not runner.partial_path(out).exists()
     assert calls[2:] == [claims[1].id, claims[2].id]            # the first one not rerun
     assert report.read_verdicts(out) == {c.id: "holds" for c in claims}
     code, _, err = _report(argv + ["--resume"], capsys)         # nothing left to resume
@@ -144,3 +144,20 @@ def test_done_and_verdicts_arguments_are_checked():
     for bad in ("holds", {"001.eq4.prox-sign": "nonsense"}, {"001.eq4.prox-sign": []}):
         with pytest.raises(ValueError, match="verdicts must be a dict"):
             sensitivity(claims, verdicts=bad)
+
+
+@pytest.mark.parametrize("kept", [
+    {"mode": "quick"},
+    {"mode": "quick", "seconds": 0, "claims": [], "sensitivity": {}},
+    {"mode": "quick", "seconds": "x", "claims": {}, "sensitivity": {}},
+    {"mode": "quick", "seconds": 0, "claims": {"003.x": {"id": "003.x"}}, "sensitivity": {}},
+    {"mode": "quick", "seconds": 0, "claims": {"001.eq4.prox-sign": 5}, "sensitivity": {}}])
+def test_report_resume_refuses_a_partial_file_it_did_not_write(kept, tmp_path, capsys):
+    """F6 (of item 1's --resume): OUT.partial.json holding {"mode": "quick"} alone was a
+    KeyError traceback, a list of claims a ValueError after the estimate, seconds "x" a
+    TypeError after the run, an unknown claim id counted as done (134 claims estimated)."""
+    out = tmp_path / "r.md"
+    runner.partial_path(out).write_text(json.dumps(kept))
+    code, _, err = _report(["--quick", "--no-sensitivity", "--no-progress", "--out", out,
+                            "--max-minutes", "0.0001", "--resume"], capsys)
+    assert code == 2 and "is not as a stopped run of this report writes it" in err
