@@ -27,6 +27,7 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     with the given ids: in the order of ``claim_ids`` when given (a repeated id once), else
     in catalogue order. ValueError for unknown ones, for ids of another paper than ``paper``
     and for an empty list of ids (``None`` selects every claim)."""
+    named = paper       # as given, for the messages ('--paper 002' was told "of paper 000")
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
     if paper is not None and not one_of(paper, PAPERS):
@@ -64,7 +65,9 @@ def select(paper: str | None = None, claim_ids=None) -> list:
         if other:           # were dropped silently when some ids were of the paper
             what = (f"none of the claims {', '.join(other)} is" if len(other) == len(asked)
                     else f"the claims {', '.join(other)} are not")
-            raise ValueError(f"{what} of paper {paper} (a claim id starts with its paper)")
+            alias = "the same paper as 000; " if named == "002" else ""
+            raise ValueError(f"{what} of paper {named} ({alias}a claim id starts with its "
+                             "paper)")
         chosen = [CLAIMS[i] for i in asked]
     return chosen
 

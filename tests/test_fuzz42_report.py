@@ -161,3 +161,16 @@ def test_report_resume_refuses_a_partial_file_it_did_not_write(kept, tmp_path, c
     code, _, err = _report(["--quick", "--no-sensitivity", "--no-progress", "--out", out,
                             "--max-minutes", "0.0001", "--resume"], capsys)
     assert code == 2 and "is not as a stopped run of this report writes it" in err
+
+
+def test_select_names_paper_002_as_given(capsys):
+    """F7: ``riskcalc check --paper 002 --claim 001.eq4.prox-sign`` was told "none of the
+    claims 001.eq4.prox-sign is of paper 000", a paper not asked for; 002 is named, with
+    what it stands for."""
+    from tests.helpers import run_cli
+
+    code, out, err = run_cli(["check", "--paper", "002", "--claim", "001.eq4.prox-sign"],
+                             capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == ("error: none of the claims 001.eq4.prox-sign is of paper 002 (the "
+                           "same paper as 000; a claim id starts with its paper)")
