@@ -55,7 +55,14 @@ def report_seconds(claims, kept: dict, quick: bool, jobs: int, mutants: bool) ->
     todo = [c for c in claims if c.id not in kept["claims"]]
     run = sum(estimate(todo, quick)[0].values()) if todo else 0.0
     todo = [c for c in claims if c.id not in kept["sensitivity"]] if mutants else []
-    each = estimate(todo, True)[0] if todo else {}
-    sens = sum(each[c.id] * (len(c.mutants) + (not quick)) for c in todo)
+    sens = mutation_seconds(todo, True, unmutated=not quick)
     workers = max(min(jobs, len(claims)), 1)
     return run / workers, sens / workers
+
+
+def mutation_seconds(claims, quick: bool, unmutated: bool) -> float:
+    """Estimated seconds of ``paper_checks.sensitivity`` on ``claims`` at the quick or full
+    sizes on one worker: one run per mutant a claim declares, plus its unmutated run when
+    ``unmutated`` (no verdicts of the same sizes given)."""
+    each = estimate(claims, quick)[0] if claims else {}
+    return sum(each[c.id] * (len(c.mutants) + unmutated) for c in claims)

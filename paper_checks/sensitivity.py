@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from joblib import delayed
@@ -123,8 +124,11 @@ def main(argv=None) -> int:
     ap.add_argument("--full", action="store_true", help="the full sizes (default quick)")
     ap.add_argument("--claim", action="append", metavar="ID", help="only this claim")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
+    guards.add_budget_option(ap, stop="prints the claims already tested")
     args = ap.parse_args(argv)
     try:
+        limit = guards.max_seconds(args)
         # --jobs 0 was a traceback, as an unknown --claim; --jobs 99999 started that many
         # workers: capped at the cores, as riskcalc check does (fuzz41 bounds F4).
         args.jobs = guards.jobs(args.jobs)
@@ -132,7 +136,35 @@ def main(argv=None) -> int:
         claims = select(None, args.claim)
     except ValueError as exc:
         ap.error(str(exc))
-    records = sensitivity(claims, quick=not args.full, n_jobs=args.jobs)
+    # No estimate, progress or limit: --full ran every claim once per mutant at the full sizes
+    # (hours) with nothing shown (fuzz42 report F8).
+    from paper_checks.estimate import mutation_seconds
+
+    wall = mutation_seconds(claims, not args.full, True) / min(args.jobs, len(claims))
+    if wall > limit:
+        from montecarlo.runner.budget import cores
+
+        advice = (["fewer claims (--claim)"] if len(claims) > 1 else []) + (
+            [f"more workers (--jobs {cores()})"] if args.jobs < cores() else []) + (
+            ["the quick sizes (without --full)"] if args.full else [])
+        what = f"the mutation tests of {len(claims)} claim{'s' * (len(claims) > 1)}"
+        more = f"allow more time with --max-minutes {math.ceil(wall / 60)}"
+        ap.error(f"{what}: estimated {guards.duration(wall)} with --jobs {args.jobs}, more than "
+                 f"the {guards.duration(limit)} allowed; "
+                 + ", ".join(advice + [f"or {more}" if advice else more]))
+    done = {}
+    try:
+        with guards.time_limit(limit):
+            records = sensitivity(claims, quick=not args.full, n_jobs=args.jobs, done=done,
+                                  progress=not args.no_progress)
+    except guards.OutOfTime as exc:
+        if done:
+            _print([r for c in claims for r in done.get(c.id, [])], args)
+        missing = [c.id for c in claims if c.id not in done]
+        ap.exit(2, f"error: {exc}: {len(done)} of {len(claims)} claims tested"
+                   f"{' (printed above)' if done else ''}; "
+                   f"not run: {', '.join(missing[:6])}{' and more' if len(missing) > 6 else ''}"
+                   ". Rerun those with --claim, or allow more time with --max-minutes\n")
     # A claim asked for by --claim whose verdict is not tested left no record and no word
     # ("0 claims tested" for --claim 003.sec5.experiments; fuzz40 paper F6).
     untested = [c for c in args.claim or [] if c not in {r["id"] for r in records}]
@@ -140,10 +172,16 @@ def main(argv=None) -> int:
         print(f"note: not tested: {', '.join(untested)}: a verdict other than "
               f"{', '.join(TESTED)} (only a statement the evidence accepts has mutants to "
               "reject)", file=sys.stderr)
+    _print(records, args)
+    return 0
+
+
+def _print(records, args) -> None:
+    """``records`` as JSON (``--json``) or one line each and a count."""
     if args.json:
         print(json.dumps([{k: r[k] for k in ("id", "verdict", "mutant", "sensitive")}
                           for r in records]))
-        return 0
+        return
     for r in records:
         what = (f"mutant {r['mutant']}: {'rejected' if r['sensitive'] else 'ACCEPTED'} "
                 f"(verdict {r['mutant_verdict']}, seam reached {r['seam_uses']} times)"
@@ -152,7 +190,6 @@ def main(argv=None) -> int:
     per = sensitive_claims(records)
     print(f"{len(per)} claims tested, {sum(per.values())} sensitive (rejected all their "
           f"mutants), {sum(r['mutant'] is None for r in records)} without a declared mutant")
-    return 0
 
 
 if __name__ == "__main__":

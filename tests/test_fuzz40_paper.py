@@ -93,7 +93,7 @@ def test_sensitivity_says_why_a_claim_asked_for_is_not_tested(capsys):
     the verdicts that are tested."""
     from paper_checks.sensitivity import main
 
-    assert main(["--claim", "003.sec5.experiments", "--json"]) == 0
+    assert main(["--claim", "003.sec5.experiments", "--json", "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert out.strip() == "[]"
     assert err.startswith("note: not tested: 003.sec5.experiments: a verdict other than holds")

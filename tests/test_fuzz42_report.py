@@ -174,3 +174,35 @@ def test_select_names_paper_002_as_given(capsys):
     assert code == 2 and out == ""
     assert err.strip() == ("error: none of the claims 001.eq4.prox-sign is of paper 002 (the "
                            "same paper as 000; a claim id starts with its paper)")
+
+
+def test_sensitivity_command_is_estimated_bounded_and_keeps_what_it_tested(monkeypatch,
+                                                                           capsys):
+    """F8: ``python -m paper_checks.sensitivity --full`` (about an hour on one worker) had no
+    estimate, no progress and no time limit: it is refused above --max-minutes naming what
+    would fit, and a run stopped at the limit prints the claims already tested."""
+    from paper_checks import sensitivity as sens
+
+    with pytest.raises(SystemExit) as exc:
+        sens.main(["--full", "--max-minutes", "0.001"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "the mutation tests of 135 claims: estimated" in err or "claims: estimated" in err
+    assert "the quick sizes (without --full), or allow more time with --max-minutes" in err
+
+    first, second = [c.id for c in paper_checks.select("001")[:2]]
+
+    def fake(claim_id, quick, base=None):
+        if claim_id == second:
+            time.sleep(30)
+        return [{"id": claim_id, "verdict": "holds", "mutant": "x", "sensitive": True}]
+
+    monkeypatch.setattr(sens, "_claim_records", fake)
+    monkeypatch.setattr(timing, "estimate", lambda cs, quick: ({c.id: 0.0 for c in cs}, 0, 0))
+    with pytest.raises(SystemExit) as exc:
+        sens.main(["--claim", first, "--claim", second, "--json", "--no-progress",
+                   "--max-minutes", "0.005"])
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert [r["id"] for r in json.loads(out)] == [first]
+    assert f"1 of 2 claims tested (printed above); not run: {second}." in err
