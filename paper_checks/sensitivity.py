@@ -1,6 +1,7 @@
 """Sensitivity (mutation) testing of the checks: does each check reject a wrong statement?
 
-``python -m paper_checks.sensitivity [--json] [--full] [--claim ID]... [--jobs N]`` runs every
+``python -m paper_checks.sensitivity [--json] [--full] [--claim ID]... [--jobs N]
+[--max-minutes M] [--no-progress]`` (estimated first, refused above M) runs every
 claim whose verdict is ``holds``, ``loose`` or an erratum once as it is, then once per mutant
 it declares (``Claim.mutants``; ``paper_checks.core.stated`` is the seam the mutant replaces):
 an equality scaled by 1.5, an upper bound divided by 100, a lower bound multiplied by 100, an
