@@ -1,6 +1,9 @@
 """Generate ``paper_checks/REPORT.md``: every claim, its verdict, key numbers and errata.
 
-Usage: ``python -m paper_checks.report [--quick] [--jobs N] [--out PATH]``. The committed report
+Usage: ``python -m paper_checks.report [--quick] [--jobs N] [--out PATH] [--max-minutes M]
+[--resume]``: the run's time is estimated first (``paper_checks.estimate``) and refused above
+``--max-minutes``; a run stopped at the limit or by Ctrl-C keeps its finished claims in
+``OUT.partial.json``, which ``--resume`` reuses. The committed report
 is the full run; ``tests/test_paper_checks_regression.py`` reruns the quick catalogue and fails
 if any verdict differs from the one recorded here (``read_verdicts``).
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
@@ -266,7 +270,10 @@ def previous_report(path) -> bool:
 
 
 def main(argv=None) -> int:
+    from paper_checks import estimate as timing
     from paper_checks import run_claims, select
+    from paper_checks.runner import partial_path, resumed
+    from riskcalc.cli.shared import guards
 
     ap = argparse.ArgumentParser(prog="python -m paper_checks.report", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes (CI)")
@@ -275,16 +282,24 @@ def main(argv=None) -> int:
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="leave out the sensitivity run (quick sizes, about the quick run's time "
                          "again per mutant)")
+    ap.add_argument("--no-progress", action="store_true", help="hide the progress bars (stderr)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse the finished work a stopped run of the same mode kept in "
+                         "OUT.partial.json")
+    guards.add_budget_option(ap, stop="keeps the finished work in OUT.partial.json (--resume)")
     args = ap.parse_args(argv)
     # Before the run (a minute and more): --jobs 0 was a traceback, an --out in no folder one
     # after the whole run.
-    from riskcalc.cli.shared import guards
     from riskcalc.cli.shared.outputs import check_writable
 
+    mode = "quick" if args.quick else "full"
     try:
+        limit = guards.max_seconds(args)
         # --jobs 99999 started that many workers: capped at the cores (fuzz41 bounds F4).
         args.jobs = guards.jobs(args.jobs)
         check_writable(args.out, "--out")
+        kept = (resumed(partial_path(args.out), mode) if args.resume
+                else {"mode": mode, "seconds": 0.0, "claims": {}, "sensitivity": {}})
     except ValueError as exc:
         ap.error(str(exc))
     # The files the run reads: --out on one of them replaced it after the run (a paper's text
@@ -304,19 +319,53 @@ def main(argv=None) -> int:
         ap.error(f"--out {args.out}: an existing file that is not a report of python -m "
                  "paper_checks.report (its first line is not '# paper_checks report'): give a "
                  "new file name, or that of a previous report")
-    start = time.perf_counter()
-    results = run_claims(select(), quick=args.quick, n_jobs=args.jobs)
-    seconds = time.perf_counter() - start
-    records = None
-    if not args.no_sensitivity:
-        from paper_checks.sensitivity import sensitivity
+    # An estimate before the run, a refusal above --max-minutes naming what would fit, and a
+    # run stopped at the limit (or by Ctrl-C) keeps its finished work: the full run took tens
+    # of minutes with nothing shown and no limit (fuzz42 report item 1).
+    claims = select()
+    run, sens = timing.report_seconds(claims, kept, args.quick, args.jobs,
+                                      not args.no_sensitivity)
+    what = (f"the {mode} report: {len(claims) - len(kept['claims'])} claims about "
+            f"{guards.duration(run)}" + (f", the sensitivity run about {guards.duration(sens)}"
+                                         if sens else "") + f" with --jobs {args.jobs}")
+    if run + sens > limit:
+        from montecarlo.runner.budget import cores
 
-        # A quick run has already run every claim unmutated at these sizes.
-        known = {r["id"]: r["verdict"] for r in results} if args.quick else None
-        records = sensitivity(select(), quick=True, n_jobs=args.jobs, verdicts=known)
+        advice = (["leave out the sensitivity run (--no-sensitivity)"] if sens else []) + (
+            [] if args.quick else ["the quick sizes (--quick)"]) + (
+            [f"more workers (--jobs {cores()})"] if args.jobs < cores() else [])
+        more = f"allow more time with --max-minutes {math.ceil((run + sens) / 60)}"
+        ap.error(f"{what}, more than the {guards.duration(limit)} allowed (--max-minutes); "
+                 + ", ".join(advice + [f"or {more}" if advice else more]))
+    print(f"{what} (recorded per-claim times, paper_checks.estimate)", file=sys.stderr)
+    start = time.perf_counter()
+    try:
+        with guards.time_limit(limit):
+            results = run_claims(claims, quick=args.quick, n_jobs=args.jobs,
+                                 progress=not args.no_progress, done=kept["claims"])
+            records = None
+            if not args.no_sensitivity:
+                from paper_checks.sensitivity import sensitivity
+
+                # A quick run has already run every claim unmutated at these sizes.
+                known = {r["id"]: r["verdict"] for r in results} if args.quick else None
+                records = sensitivity(claims, quick=True, n_jobs=args.jobs, verdicts=known,
+                                      done=kept["sensitivity"], progress=not args.no_progress)
+    except (guards.OutOfTime, KeyboardInterrupt) as exc:
+        kept["seconds"] += time.perf_counter() - start
+        with atomic(partial_path(args.out)) as fh:
+            fh.write(json.dumps(kept))
+        done = (f"{len(kept['claims'])} of {len(claims)} claims checked and "
+                f"{len(kept['sensitivity'])} mutation-tested, kept in {partial_path(args.out)}: "
+                "rerun with --resume to finish")
+        if isinstance(exc, KeyboardInterrupt):
+            print(f"note: {done}", file=sys.stderr)
+            raise
+        ap.exit(2, f"error: {exc}: {done} (allow more time with --max-minutes)\n")
+    seconds = kept["seconds"] + time.perf_counter() - start
     with atomic(args.out) as fh:        # never half-written
-        fh.write(render(results, mode="quick" if args.quick else "full", seconds=seconds,
-                        sensitivity=records))
+        fh.write(render(results, mode=mode, seconds=seconds, sensitivity=records))
+    partial_path(args.out).unlink(missing_ok=True)
     if not args.quick:
         with atomic(FULL_SECONDS) as fh:
             fh.write(json.dumps(

@@ -7,8 +7,11 @@ other claims run, in which order, or on the number of worker processes.
 from __future__ import annotations
 
 import difflib
+import json
+import math
 import sys
 import time
+from pathlib import Path
 
 from joblib import delayed
 from tqdm.auto import tqdm
@@ -24,6 +27,7 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     with the given ids: in the order of ``claim_ids`` when given (a repeated id once), else
     in catalogue order. ValueError for unknown ones, for ids of another paper than ``paper``
     and for an empty list of ids (``None`` selects every claim)."""
+    named = paper       # as given, for the messages ('--paper 002' was told "of paper 000")
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
     if paper is not None and not one_of(paper, PAPERS):
@@ -31,6 +35,10 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
     if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
         claim_ids = [claim_ids]
+    elif isinstance(claim_ids, (bytes, bytearray)):
+        # Was read as its byte values: "unknown claim id(s): 48, 48, 49, ..." (fuzz42 report F4)
+        raise ValueError(f"claim_ids must be a claim id (a str) or a list of them, got "
+                         f"{claim_ids!r:.60}")
     elif claim_ids is not None:
         # Read once: a generator was used up by the check of unknown ids, and then nothing was
         # selected; 3 was a TypeError, an array of two ids "truth value ... ambiguous".
@@ -62,7 +70,9 @@ def select(paper: str | None = None, claim_ids=None) -> list:
         if other:           # were dropped silently when some ids were of the paper
             what = (f"none of the claims {', '.join(other)} is" if len(other) == len(asked)
                     else f"the claims {', '.join(other)} are not")
-            raise ValueError(f"{what} of paper {paper} (a claim id starts with its paper)")
+            alias = "the same paper as 000; " if named == "002" else ""
+            raise ValueError(f"{what} of paper {named} ({alias}a claim id starts with its "
+                             "paper)")
         chosen = [CLAIMS[i] for i in asked]
     return chosen
 
@@ -106,7 +116,20 @@ def checked_arguments(claims, quick, n_jobs) -> tuple[bool, int]:
     return quick, n_jobs
 
 
-def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False) -> list:
+def finished(done) -> dict:
+    """``done`` of ``run_claims`` and ``paper_checks.sensitivity.sensitivity``: a dict filled
+    in place, or None for a new one (a list or a string was a TypeError after the first claim
+    ran; fuzz42 report F5)."""
+    if done is None:
+        return {}
+    if not isinstance(done, dict):
+        raise ValueError(f"done must be a dict {{claim id: its result}} or None, got "
+                         f"{done!r:.60}")
+    return done
+
+
+def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False,
+               done=None) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
     "statement", "kind", "verdict", "evidence", "corrected", "transcription",
     "transcription_note"}``; ``evidence["summary"]`` holds the key numbers and
@@ -114,15 +137,48 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     ``"depends"`` for an erratum (``paper_checks.core``), with ``transcription_note`` naming what
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
-    them all and raises ``KeyboardInterrupt`` here."""
+    them all and raises ``KeyboardInterrupt`` here. ``done``, optional: ``{claim id: result}``,
+    filled in place as each claim finishes; the claims already in it are not run again (a
+    stopped ``python -m paper_checks.report`` keeps it to resume)."""
     quick, n_jobs = checked_arguments(claims, quick, n_jobs)
-    progress = flag("progress", progress)
-    results = []
-    with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
+    progress, done = flag("progress", progress), finished(done)
+    todo = [c for c in claims if c.id not in done]
+    with tqdm(total=len(todo), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:
-        # Longest-first would balance better, but the order of results must be the catalogue's.
-        for res in parallel_results((delayed(_run_one)(c, quick) for c in claims),
-                                    n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
-            results.append(res)
+        # Longest-first would balance better; as they finish, so that a stop keeps them all.
+        for res in parallel_results((delayed(_run_one)(c, quick) for c in todo),
+                                    n_jobs=n_jobs if len(todo) > 1 else 1):
+            done[res["id"]] = res
             bar.update(1)
-    return results
+    return [done[c.id] for c in claims]
+
+
+def partial_path(out) -> Path:
+    """Where a stopped run keeps its finished claims and sensitivity records (``--resume``)."""
+    return Path(str(out) + ".partial.json")
+
+
+def resumed(path: Path, mode: str) -> dict:
+    """The finished work a stopped run of ``mode`` kept in ``path`` (ValueError if none)."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--resume: no run to resume in {path} ({exc})") from None
+    if not isinstance(kept, dict) or kept.get("mode") != mode:
+        raise ValueError(f"--resume: {path} is not a stopped {mode} run of this report "
+                         f"(mode {kept.get('mode') if isinstance(kept, dict) else None!r}): "
+                         "rerun without --resume")
+    # Its parts as main writes them: {"mode": "quick"} alone was a KeyError, a list of claims
+    # a ValueError after the estimate, an unknown id counted as done (fuzz42 report F6).
+    seconds, claims, records = (kept.get(k) for k in ("seconds", "claims", "sensitivity"))
+    whole = (set(kept) == {"mode", "seconds", "claims", "sensitivity"}
+             and type(seconds) in (int, float) and 0 <= seconds < math.inf
+             and isinstance(claims, dict) and isinstance(records, dict)
+             and set(claims) | set(records) <= set(CLAIMS)
+             and all(isinstance(r, dict) and r.get("id") == i for i, r in claims.items())
+             and all(isinstance(r, list) for r in records.values()))
+    if not whole:
+        raise ValueError(f"--resume: {path} is not as a stopped run of this report writes it "
+                         "(mode, seconds, claims, sensitivity of known claim ids): rerun "
+                         "without --resume")
+    return kept

@@ -93,7 +93,7 @@ def test_sensitivity_says_why_a_claim_asked_for_is_not_tested(capsys):
     the verdicts that are tested."""
     from paper_checks.sensitivity import main
 
-    assert main(["--claim", "003.sec5.experiments", "--json"]) == 0
+    assert main(["--claim", "003.sec5.experiments", "--json", "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert out.strip() == "[]"
     assert err.startswith("note: not tested: 003.sec5.experiments: a verdict other than holds")
@@ -104,9 +104,9 @@ def test_one_claim_is_timed_on_one_worker(monkeypatch, capsys):
     runs in one process), so a claim estimated over the limit started and ran into it; and
     a single claim over the limit was advised to "run fewer claims at once" and "use more
     workers (--jobs 2)". Now one claim is timed on one worker, with advice that applies."""
-    from riskcalc.cli import check as check_cli
+    from paper_checks import estimate as timing
 
-    monkeypatch.setattr(check_cli, "_estimate",
+    monkeypatch.setattr(timing, "estimate",
                         lambda claims, quick: ({c.id: 10.0 for c in claims}, 0, 10.0))
     code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--jobs", "2",
                               "--max-minutes", "0.1", "--no-progress"], capsys)

@@ -209,13 +209,14 @@ def test_full_estimate_says_no_claim_is_untimed_only_when_some_is(capsys, monkey
     """F13: ``check --claim X --full`` announced "0 claims without a recorded time counted at
     0 s each" (a count of none, at a time rounded to 0); the clause is said only for claims
     without a recorded time, with their time to 3 digits."""
+    from paper_checks import estimate as timing
     from riskcalc.cli import check
 
     monkeypatch.setattr(check, "_run_claims", lambda claims, quick, args: ([], None))
     code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--full",
                               "--no-progress"], capsys)
     assert code == 0 and "without a recorded time" not in err
-    monkeypatch.setattr(check, "recorded_seconds", lambda quick: {"001.sec2.summand-lower-bound":
+    monkeypatch.setattr(timing, "recorded_seconds", lambda quick: {"001.sec2.summand-lower-bound":
                                                                   0.03})
     code, out, err = run_cli(["check", "--claim", "001.eq4.prox-sign", "--claim",
                               "001.sec2.summand-lower-bound", "--full", "--no-progress"], capsys)

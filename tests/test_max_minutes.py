@@ -93,6 +93,7 @@ def _claim_result(claim):
 
 
 def test_check_stopped_in_flight_keeps_the_claims_checked(monkeypatch, capsys):
+    from paper_checks import estimate as timing
     from paper_checks import select
 
     first, second, third = [c.id for c in select("003")[:3]]
@@ -103,7 +104,7 @@ def test_check_stopped_in_flight_keeps_the_claims_checked(monkeypatch, capsys):
         return _claim_result(claim)
 
     monkeypatch.setattr(check_cli, "check_one", fake)
-    monkeypatch.setattr(check_cli, "_estimate",
+    monkeypatch.setattr(timing, "estimate",
                         lambda claims, quick: ({c.id: 0.01 for c in claims}, 0, 0.01))
     argv = ["check", "--no-progress", "--max-minutes", "0.01", "--claim", first, "--claim",
             second, "--claim", third]

@@ -191,6 +191,7 @@ INTERRUPTED = {
     "simulate": "finished tasks are kept in {cache}: the same command resumes from it",
     "figures": "figures already built are complete, and finished simulations are kept in "
                "DIR/.cache (unless --no-cache): a rerun resumes",
+    "check": "the claims already checked are printed (stdout); rerun the others with --claim",
 }
 
 

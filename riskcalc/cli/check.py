@@ -7,7 +7,7 @@ configuration (well under a minute of checks on one core), the sizes of the comm
 (``python -m paper_checks.report`` without ``--quick``), announcing its time estimate first.
 
 ``--max-minutes``: the selection's time is estimated before it starts from recorded per-claim
-times (``recorded_seconds``: the last full run's for ``--full``, the committed quick report's
+times (``paper_checks.estimate``: the last full run's for ``--full``, the committed quick report's
 otherwise) and refused above the limit, naming what fits; a run still going at the limit stops
 there, prints the claims already checked and names those not run.
 """
@@ -64,6 +64,7 @@ def run(args) -> int:
     claims_once(args.claim)                     # was: merged silently
     if args.list:       # before the catalogue loads
         guards.listing(args, ("paper", "claim", "json"), "the claims")
+    from paper_checks import estimate as timing
     from paper_checks import select
 
     claims = select(args.paper, args.claim)     # refuses --claim ids of another --paper
@@ -79,7 +80,7 @@ def run(args) -> int:
     # One process per claim (_run_claims): --jobs 2 halved the estimate of one claim, which
     # then started and ran past the limit (fuzz40 paper F7).
     args.jobs = min(args.jobs, len(claims))
-    seconds, unknown, typical = _estimate(claims, quick)
+    seconds, unknown, typical = timing.estimate(claims, quick)
     guards.budget(args, len(claims), sum(seconds.values()) / max(len(claims), 1),
                   _count(len(claims), f"{'quick' if quick else 'full'} claim check"),
                   _advice(seconds, args, quick))
@@ -101,6 +102,8 @@ def run(args) -> int:
     elif results:
         print("\n".join(render_text(results, mode="quick" if quick else "full",
                                     seconds=seconds)))
+    if stopped is KeyboardInterrupt:
+        raise KeyboardInterrupt
     if stopped is not None:
         done = {r["id"] for r in results}
         missing = [c.id for c in claims if c.id not in done]
@@ -126,7 +129,8 @@ def check_one(claim, quick: bool) -> dict:
 def _run_claims(claims, quick: bool, args):
     """The results of ``claims`` in their order, each claim in a worker of ``parallel_results``
     (a Ctrl-C stops them all), within ``--max-minutes``: (results, None), or at the limit
-    (the results of the claims finished by then, the stop message)."""
+    (the results of the claims finished by then, the stop message), or at a Ctrl-C (those
+    results, ``KeyboardInterrupt``)."""
     from joblib import delayed
     from tqdm.auto import tqdm
 
@@ -144,51 +148,24 @@ def _run_claims(claims, quick: bool, args):
                     bar.update(1)
         except guards.OutOfTime as exc:
             stopped = str(exc)
+        except KeyboardInterrupt:
+            # A Ctrl-C lost the claims already checked, which the limit prints (fuzz42 report
+            # F3): kept as the limit keeps them, the interrupt raised again once printed.
+            stopped = KeyboardInterrupt
     return [done[c.id] for c in claims if c.id in done], stopped
-
-
-def recorded_seconds(quick: bool) -> dict:
-    """``{claim id: seconds}`` recorded for each claim: the last full run's
-    (``paper_checks.report.read_seconds``) for ``quick=False``, else the committed report's
-    own times when it records a quick run."""
-    from paper_checks import report
-
-    if not quick:
-        return report.read_seconds()
-    try:
-        text = report.REPORT.read_text()
-    except FileNotFoundError:
-        return {}
-    if "Mode: **quick**" not in text:
-        return {}
-    return {m.group(1): float(m.group(2)) for m in report._TIME.finditer(text)}
-
-
-def _estimate(claims, quick: bool):
-    """({claim id: estimated seconds}, claims without a recorded time, the time they are
-    counted at: the median of the recorded ones)."""
-    recorded = recorded_seconds(quick)
-    known = [recorded[c.id] for c in claims if c.id in recorded]
-    typical = sorted(known)[len(known) // 2] if known else (1.0 if quick else 10.0)
-    return ({c.id: recorded.get(c.id, typical) for c in claims},
-            sum(c.id not in recorded for c in claims), typical)
 
 
 def _advice(seconds: dict, args, quick: bool) -> str:
     """What would bring the selection under --max-minutes: the slowest claims to leave out
     (or to run alone), more workers, the quick sizes."""
     from montecarlo.runner.budget import cores
+    from paper_checks.estimate import slowest_out
 
     limit = guards.max_seconds(args)
     if len(seconds) == 1:       # was: "run fewer claims at once", "use more workers"
         parts = ["a claim runs in one process"]
     else:
-        slow = sorted(seconds, key=seconds.get, reverse=True)
-        kept = sum(seconds.values())
-        cut = []
-        while slow and kept / args.jobs > limit:
-            cut.append(slow.pop(0))
-            kept -= seconds[cut[-1]]
+        cut, slow = slowest_out(seconds, args.jobs, limit)
         parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
             if slow else ["run fewer claims at once (--paper, --claim)"]
     if args.jobs < min(cores(), len(seconds)):
