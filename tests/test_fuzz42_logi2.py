@@ -23,3 +23,27 @@ def test_lam_path_estimate_adds_up_its_lams():
     with pytest.raises(ValueError, match=r"^the logistic lam path \(8 penalties.*estimated at "
                        r"[0-9.]+ s.*lam >= [0-9.e-]+ fits"):
         riskcalc.logistic_lam_path(gamma=2, signal=1, r=1, lams=lams, max_seconds=3)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["predict", "rtfa", "--model", "logistic", "--gamma", "0.5", "--r", "1", "--signal", "1",
+      "--lam", "0.1", "--clients-file"], "--clients-file"),
+    (["predict", "rtfa", "--model", "logistic", "--signal", "1", "--lam", "0.1",
+      "--federation"], "--federation"),
+    (["advise", "--model", "logistic", "--signal", "1", "--clients-file"], "--clients-file"),
+])
+def test_logistic_file_gamma_refused_with_the_logistic_range(argv, option, tmp_path, capsys):
+    # F2: a logistic file's gamma 1e-200 was refused by the reader with the linear range
+    # ('gamma must lie in [1e-100, 1e+100]', where 1e-100 is refused too); the reader now
+    # takes the family's ranges (federation_file.read's ranges=).
+    from tests.helpers import run_cli
+
+    path = tmp_path / "f.json"
+    clients = '[{"gamma": 0.5, "r": 1}, {"gamma": 1e-200, "r": 1}]'
+    path.write_text(clients if option == "--clients-file" and argv[0] == "predict" else
+                    '{"fedrisk_federation": 1, "clients": ' + clients + "}")
+    code, out, err = run_cli(argv + [path], capsys)
+    assert code == 2 and out == ""
+    assert err.strip().endswith("client 1: gamma must lie in [1e-16, 1e+10] with --model "
+                                "logistic (riskcalc.logistic.ranges), got 1e-200"), err
+    assert err.count("\n") == 1
