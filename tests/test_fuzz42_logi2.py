@@ -47,3 +47,16 @@ def test_logistic_file_gamma_refused_with_the_logistic_range(argv, option, tmp_p
     assert err.strip().endswith("client 1: gamma must lie in [1e-16, 1e+10] with --model "
                                 "logistic (riskcalc.logistic.ranges), got 1e-200"), err
     assert err.count("\n") == 1
+
+
+def test_lam_path_refuses_lam_zero_beyond_the_transition_before_solving(monkeypatch):
+    # F3: lams [1e-5, 0] at gamma 2 (beyond h = 0.3985) solved lam = 1e-5 (0.75 s) before
+    # refusing lam = 0 (no finite minimizer); now refused before any solve.
+    from riskcalc.logistic import path
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("solved before the refusal")
+    monkeypatch.setattr(path, "_limit", no_solve)
+    with pytest.raises(ValueError, match=r"^lam = 0: no finite minimizer .*gamma = 2 >= h = "
+                       r"0\.398547.*Use lam > 0$"):
+        riskcalc.logistic_lam_path(gamma=2, signal=1, r=1, lams=[1e-5, 0.0])

@@ -14,7 +14,8 @@ from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.engine.gaussian import NODES
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fixed_point import _describe, settle, solve_fixed_point, test_error
+from riskcalc.logistic.fixed_point import (_describe, check_mle, settle, solve_fixed_point,
+                                          test_error)
 from riskcalc.logistic.ranges import (LAM_RATIO, check_gamma, check_lam, check_reach,
                                       check_window, mle_lam)
 from riskcalc.logistic.result import LogisticResult
@@ -69,6 +70,8 @@ def lam_path(gamma, signal, r, lams, centre, max_seconds, what=None) -> list:
                          "a fixed-point solve, milliseconds to seconds)")
     if not one_of(centre, CENTRES):
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    if lams.min() == 0.0:       # before the larger lams' solves (was: after them)
+        check_mle(gamma, signal, r)
     order = np.argsort(-lams, kind="stable")
     if max_seconds is not None:
         check_path(gamma, signal, r, lams[order], max_seconds, what or (
