@@ -60,3 +60,16 @@ def test_lam_path_refuses_lam_zero_beyond_the_transition_before_solving(monkeypa
     with pytest.raises(ValueError, match=r"^lam = 0: no finite minimizer .*gamma = 2 >= h = "
                        r"0\.398547.*Use lam > 0$"):
         riskcalc.logistic_lam_path(gamma=2, signal=1, r=1, lams=[1e-5, 0.0])
+
+
+@pytest.mark.parametrize("gamma", ["1e-300", "1e+300"])
+def test_logistic_gamma_option_refused_with_the_logistic_range(gamma, capsys):
+    # F4: predict --model logistic --gamma 1e-300 named the linear range [1e-100, 1e+100]
+    # (1e-20 the logistic one, as the family's files now do, F2, and logistic_limit):
+    # a user taking 1e-100 from it was refused again with another range.
+    from tests.helpers import run_cli
+
+    code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--gamma", gamma,
+                              "--signal", "1", "--r", "1", "--lam", "0.1"], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"error: gamma must lie in [1e-16, 1e+10], got {float(gamma):g}\n"
