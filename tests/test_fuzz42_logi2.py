@@ -73,3 +73,10 @@ def test_logistic_gamma_option_refused_with_the_logistic_range(gamma, capsys):
                               "--signal", "1", "--r", "1", "--lam", "0.1"], capsys)
     assert (code, out) == (2, "")
     assert err == f"error: gamma must lie in [1e-16, 1e+10], got {float(gamma):g}\n"
+
+
+def test_lam_path_of_one_penalty_says_one_penalty():
+    # F5: a one-lam path over its limit said "(1 penalties, ...)" (F1's message).
+    with pytest.raises(ValueError, match=r"^the logistic lam path \(1 penalty, down to lam = "
+                       r"0\.1\) at signal = 1000, r = 1: estimated"):
+        riskcalc.logistic_lam_path(gamma=0.5, signal=1000, r=1, lams=[0.1], max_seconds=10)

@@ -75,8 +75,8 @@ def lam_path(gamma, signal, r, lams, centre, max_seconds, what=None) -> list:
     order = np.argsort(-lams, kind="stable")
     if max_seconds is not None:
         check_path(gamma, signal, r, lams[order], max_seconds, what or (
-            f"the logistic lam path ({lams.size} penalties, down to lam = {lams.min():g}) at "
-            f"signal = {signal:g}, r = {r:g}"))
+            f"the logistic lam path ({lams.size} penalt{'y' if lams.size == 1 else 'ies'}, "
+            f"down to lam = {lams.min():g}) at signal = {signal:g}, r = {r:g}"))
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
     out, x, clock = [None] * lams.size, None, time.perf_counter()
     for i, k in enumerate(order):
