@@ -41,27 +41,31 @@ def check_keys(probe, j, obj, allowed, what):
                              + f" ({what} keys of the schema: {', '.join(allowed)})")
 
 
-def check_number(probe, j, key, value):
+def check_number(probe, j, key, value, ranges=None):
+    """``value`` of ``key``: a finite JSON number in its range, ``ranges[key]`` = ``(low, high,
+    why)`` where the model family's differs from ``RANGES`` (``why`` names it in the message;
+    ``reader.read``), else ``RANGES``'s."""
     value = _python(value)
-    low, high = RANGES.get(key, RANGES["r"])
+    low, high, why = (ranges or {}).get(key) or (*RANGES.get(key, RANGES["r"]), "")
+    shown = f"[{low:g}, {high:g}]" + (f" {why}" if why else "")
     if isinstance(value, NonFinite):
         problem = value.problem
         if problem and low > 0:     # "give 0 or a number above 1e-300": gamma takes neither
-            problem = f"{problem.partition(': give ')[0]}: {key} must lie in [{low:g}, {high:g}]"
+            problem = f"{problem.partition(': give ')[0]}: {key} must lie in {shown}"
         raise probe.error(j, f"{key}: {problem}" if problem else
                           f"{key} must be a finite number, got {value!r}")
     if type(value) not in (int, float):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
                              "numbers are JSON numbers, not strings or booleans)")
     if not np.isfinite(_float(value)):
-        raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
-                             f"{_short(value)}")
+        raise probe.error(j, f"{key} must be a finite number in {shown}, got {_short(value)}")
     if key == "gamma":
         ok = low <= value <= high
     else:
         ok = 0.0 <= value <= high
-    if not ok:
-        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {_short(value)}")
+    if not ok:      # (a family's range as its verbs print it: 1e+11, not 100000000000.0)
+        raise probe.error(j, f"{key} must lie in {shown}, got "
+                             + (f"{value:g}" if why else _short(value)))
     return float(value)
 
 

@@ -225,7 +225,8 @@ def default_spectrum_used(clients, spec, who: str, name: str = "--spectrum") -> 
                          "leave it out")
 
 
-def read(path, option: str | None = None, *, versioned: bool | None = None) -> FederationFile:
+def read(path, option: str | None = None, *, versioned: bool | None = None,
+         ranges=None) -> FederationFile:
     """Read and check the federation file ``path`` (module docstring).
 
     Parameters
@@ -235,6 +236,9 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
         The command-line option that named the file, for the messages (``--federation``).
     versioned : bool, optional
         True: only the versioned object is accepted; False: only a bare list; None: either.
+    ranges : dict, optional
+        A model family's ranges, key -> ``(low, high, why)`` (``why`` names it; logistic:
+        ``riskcalc.cli.logistic.file_ranges``), else ``riskcalc._validate.RANGES``'s.
 
     Returns
     -------
@@ -263,7 +267,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     if isinstance(data, dict):
         if versioned is False:
             raise ValueError(f"{where}: expected a JSON list of client objects, got an object")
-        return _object(data, path, where)
+        return _object(data, path, where, ranges)
     if versioned:
         got = "a bare list (read by --clients-file)" if isinstance(data, list) else _kind(data)
         raise ValueError(f"{where}: expected the federation object {{\"{FORMAT_KEY}\": "
@@ -273,7 +277,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
                          "[...]}")
     probe, seen = FederationFile(path, False, None, None, tuple(data), where), {}
-    clients = tuple(_client(probe, j, c, _base(path), seen) for j, c in enumerate(data))
+    clients = tuple(_client(probe, j, c, _base(path), seen, ranges) for j, c in enumerate(data))
     return FederationFile(path, False, None, None, clients, where)
 
 
@@ -286,8 +290,8 @@ def from_object(data: dict, where: str) -> FederationFile:
     return _object(data, os.path.join(os.getcwd(), "-"), where)
 
 
-def _object(data, path, where):
-    """The versioned object."""
+def _object(data, path, where, ranges=None):
+    """The versioned object (``ranges``: ``read``'s)."""
     probe = FederationFile(path, True, None, None, (), where)
     if FORMAT_KEY not in data:
         raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
@@ -321,7 +325,7 @@ def _object(data, path, where):
     probe = FederationFile(path, True, d, signal, tuple(clients), where)
     base = _base(path)
     seen = {}
-    out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
+    out = tuple(_client(probe, j, c, base, seen, ranges) for j, c in enumerate(clients))
     for key, why in (("name", "are named {!r}: names must be unique (a --target names one "
                               "client)"),
                      ("id", "have id {!r}: ids must be unique (the data's client id, one per "
@@ -357,10 +361,10 @@ def _base(path):
     return os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else None
 
 
-def _client(probe, j, c, base, seen):
+def _client(probe, j, c, base, seen, ranges=None):
     """One client object, checked (``base``: the folder ``file:`` SPECs are relative to; None
     for a bare list, whose SPECs keep their meaning; ``seen``: the SPECs checked already,
-    ``check_spec``'s)."""
+    ``check_spec``'s; ``ranges``: ``read``'s)."""
     if not isinstance(c, dict):
         raise probe.error(j, f"must be an object, got {_kind(c)}")
     check_keys(probe, j, c, CLIENT_KEYS, "client")
@@ -370,7 +374,7 @@ def _client(probe, j, c, base, seen):
     out = {}
     for key, value in c.items():
         if key in _NUMBERS:
-            out[key] = check_number(probe, j, key, value)
+            out[key] = check_number(probe, j, key, value, ranges)
         elif key == "n":
             out[key] = check_integer(probe, j, key, value, 1)
         elif key == "id":

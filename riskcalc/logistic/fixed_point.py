@@ -196,6 +196,18 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
     return np.array([a, b, np.log(q), np.log(mu)])
 
 
+def check_mle(gamma, signal, r) -> None:
+    """ValueError where ``lam = 0`` has no finite minimizer: ``gamma >= h(||w_i||)``, beyond
+    the Sur-Candes transition (``transition.mle_threshold``; Sur & Candes, PNAS 2019)."""
+    h = mle_threshold(np.hypot(signal, r))
+    if gamma >= h:
+        raise ValueError(
+            f"lam = 0: no finite minimizer (the MLE does not exist): gamma = {gamma:g} >= "
+            f"h = {h:.6g}, the Candes-Sur separability threshold at signal strength "
+            f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
+            "-> 1. Use lam > 0")
+
+
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                       nodes: int = NODES[0], start=None, scale: float = 1.0,
                       max_seconds: float | None = None, begun=None):
@@ -220,13 +232,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         A continuation step does not reach residual ``TOL``.
     """
     if lam == 0.0:
-        h = mle_threshold(np.hypot(signal, r))
-        if gamma >= h:
-            raise ValueError(
-                f"lam = 0: no finite minimizer (the MLE does not exist): gamma = {gamma:g} >= "
-                f"h = {h:.6g}, the Candes-Sur separability threshold at signal strength "
-                f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
-                "-> 1. Use lam > 0")
+        check_mle(gamma, signal, r)
     lam = mle_lam(lam, gamma, np.hypot(signal, r))      # below MLE_LAM: the MLE, O(lam) off
     kappa, c_e, C = centre_geometry(signal, r, scale)
     clock = time.perf_counter() if begun is None else begun

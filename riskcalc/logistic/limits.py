@@ -12,11 +12,10 @@ import numpy as np
 from riskcalc._validate import as_array, parameter, real
 
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
-from riskcalc.logistic.path import logistic_lam_path
+from riskcalc.logistic.path import check_path, lam_path
 from riskcalc.logistic.grid import grid_limit
-from riskcalc.logistic.ranges import check_gamma, check_reach, mle_lam
-from riskcalc.logistic.work import (MAX_SECONDS, check_max_seconds, oracle_seconds,
-                                    refuse_growing)
+from riskcalc.logistic.ranges import check_gamma
+from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds
 
 #: The methods ``logistic_limit`` takes without clients: RTFA toward a deterministic centre, and
 #: local ridge (centre 0, whose limits do not depend on the federation).
@@ -112,28 +111,14 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
 
         return spectrum_grid(gamma, signal, r, lam, spectrum, centre, max_seconds)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
-        if max_seconds is not None:
+        what = None
+        if max_seconds is not None:     # its estimate (``path.check_path``) named as a point
             signal_, r_ = float(parameter("signal", signal)), float(parameter("r", r))
-            _check_point(float(check_gamma(real("gamma", gamma, ndim=0))), signal_, r_,
-                         float(as_array("lam", lam, low=0.0)), max_seconds,
-                         f"the logistic limit at signal = {signal_:g}, r = {r_:g}")
-        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre,
-                                 max_seconds=max_seconds)[0]
+            check_gamma(real("gamma", gamma, ndim=0))
+            as_array("lam", lam, low=0.0)
+            what = f"the logistic limit at signal = {signal_:g}, r = {r_:g}"
+        return lam_path(gamma, signal, r, [lam], centre, max_seconds, what)[0]
     return grid_limit(gamma, signal, r, lam, centre, max_seconds)
-
-
-def _check_point(gamma, signal, r, lam, max_seconds, what):
-    """``work.refuse`` for one Sigma = I point: its rules (``oracle_seconds``; below MLE_LAM,
-    where the MLE exists, at lam = 0: ``mle_lam``) and, where they fit, the solution's growth
-    on separable data (``growth_seconds`` at ``<s> = 1``, as under the ``identity`` spectrum).
-    Was: the rules alone, gamma 0.5, signal = r = 0.3, lam 1e-5 estimated at 0.19 s, which
-    took 16-60 s (to the deadline) where ``identity`` estimated 13.2 s and refused below it."""
-    check_reach(gamma, lam)         # before the estimate, whose lam would be out of reach
-    kappa = float(np.hypot(signal, r))
-    lam = mle_lam(lam, gamma, kappa)
-    refuse_growing(lambda t: oracle_seconds(t * signal, t * r, lam), max_seconds, what,
-                   [(gamma, kappa, lam, 1)],
-                   by_lam=(lam, lambda v: oracle_seconds(signal, r, mle_lam(v, gamma, kappa))))
 
 
 def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):
@@ -146,10 +131,10 @@ def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):
     if max_seconds is not None and spectrum is None and lam is not None \
             and np.ndim(norm) == 0 and np.ndim(lam) == 0:
         # Refused here to name the asked parameters (the reduction's own names signal 0).
-        _check_point(float(np.max(as_array("gamma", gamma, low=0.0, low_open=True))), 0.0,
-                     float(norm), float(as_array("lam", lam, low=0.0)), max_seconds,
-                     f"local ridge at ||w_i|| = {float(norm):g} (signal {float(signal):g}, "
-                     f"r {float(r):g})")
+        check_path(float(np.max(as_array("gamma", gamma, low=0.0, low_open=True))), 0.0,
+                   float(norm), as_array("lam", lam, low=0.0).reshape(1), max_seconds,
+                   f"local ridge at ||w_i|| = {float(norm):g} (signal {float(signal):g}, "
+                   f"r {float(r):g})")
     res = logistic_limit(gamma=gamma, signal=0.0, r=norm, lam=lam, spectrum=spectrum,
                          max_seconds=max_seconds)
     shape = np.shape(res.risk)

@@ -14,10 +14,12 @@ from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.engine.gaussian import NODES
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fixed_point import _describe, settle, solve_fixed_point, test_error
-from riskcalc.logistic.ranges import check_gamma, check_lam, check_reach, check_window
+from riskcalc.logistic.fixed_point import (_describe, check_mle, settle, solve_fixed_point,
+                                          test_error)
+from riskcalc.logistic.ranges import (LAM_RATIO, check_gamma, check_lam, check_reach,
+                                      check_window, mle_lam)
 from riskcalc.logistic.result import LogisticResult
-from riskcalc.logistic.work import check_max_seconds, overtime
+from riskcalc.logistic.work import check_max_seconds, oracle_seconds, overtime, refuse_growing
 
 CENTRES = ("oracle", "fedavg")
 
@@ -38,13 +40,20 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
     lams : sequence of float
         Penalties, each >= 0 (at most ``MAX_PATH``).
     max_seconds : float or None
-        Refuse a continuation below ``lam = 1e-4`` that would take longer than this
-        (``solve_fixed_point``); None: no limit.
+        Limit on the whole path: its work estimate (``check_path``) is refused beyond it
+        before solving, and every solve stops at one deadline, ``max_seconds`` from the start
+        of the path (``solve_fixed_point``); None: no limit.
 
     Returns
     -------
     list of LogisticResult
     """
+    return lam_path(gamma, signal, r, lams, centre, max_seconds)
+
+
+def lam_path(gamma, signal, r, lams, centre, max_seconds, what=None) -> list:
+    """``logistic_lam_path``; ``what``: the estimate's refusal names it (default: the path),
+    ``logistic_limit``'s one point its own."""
     # One point: an array was a TypeError from float().
     gamma = float(check_gamma(real("gamma", gamma, ndim=0)))
     signal = float(parameter("signal", signal, ndim=0))
@@ -61,11 +70,51 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
                          "a fixed-point solve, milliseconds to seconds)")
     if not one_of(centre, CENTRES):
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    if lams.min() == 0.0:       # before the larger lams' solves (was: after them)
+        check_mle(gamma, signal, r)
+    order = np.argsort(-lams, kind="stable")
+    if max_seconds is not None:
+        check_path(gamma, signal, r, lams[order], max_seconds, what or (
+            f"the logistic lam path ({lams.size} penalt{'y' if lams.size == 1 else 'ies'}, "
+            f"down to lam = {lams.min():g}) at signal = {signal:g}, r = {r:g}"))
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
-    out, x = [None] * lams.size, None
-    for k in np.argsort(-lams, kind="stable"):
-        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale, max_seconds)
+    out, x, clock = [None] * lams.size, None, time.perf_counter()
+    for i, k in enumerate(order):
+        try:    # one deadline for the whole path (was: max_seconds for each lam)
+            out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale,
+                               max_seconds, clock)
+        except ValueError as exc:
+            if not i:
+                raise
+            raise ValueError(f"{exc} (the path had solved lam >= {lams[order[i - 1]]:g}, "
+                             f"{i} of its {lams.size} penalties, by then)") from None
     return out
+
+
+def check_path(gamma, signal, r, lams, max_seconds, what) -> None:
+    """``work.refuse_growing`` for a Sigma = I path ``lams`` (decreasing; one point: the
+    ``logistic_limit`` point): each lam's rules (``oracle_seconds``; below ``MLE_LAM``, where
+    the MLE exists, at lam = 0: ``mle_lam``), warm from the lam before it when within one
+    continuation stage (a factor ``LAM_RATIO``; a larger jump falls back to the whole
+    continuation), and each lam's growth on separable data (``growth_seconds`` at ``<s> = 1``,
+    as under the ``identity`` spectrum). Where the rules alone are over, the smallest lam whose
+    path fits is named. Was: the path unestimated, ``max_seconds`` for each lam apart: lams
+    [1e-3, 1e-300] at gamma 0.5, signal = r = 1, max_seconds 5 refused after 8 s naming no lam
+    (``lam = 1e-300 ... still solving``)."""
+    check_reach(gamma, lams)        # before the estimate, whose lam would be out of reach
+    kappa = float(np.hypot(signal, r))
+
+    def rules(t, floor=0.0):
+        total, before = 0.0, None
+        for lam in np.maximum(lams, floor):
+            lam = mle_lam(float(lam), gamma, kappa)
+            warm = before is not None and lam * LAM_RATIO >= before
+            total += oracle_seconds(t * signal, t * r, lam, warm=warm)
+            before = lam
+        return total
+    refuse_growing(rules, max_seconds, what,
+                   [(gamma, kappa, mle_lam(float(lam), gamma, kappa), 1) for lam in lams],
+                   by_lam=(float(lams[-1]), lambda v: rules(1.0, v)))
 
 
 def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None, begun=None):

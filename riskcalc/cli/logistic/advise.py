@@ -38,10 +38,13 @@ def read_federation(args):
     from riskcalc.advise.logistic import LogisticFederation
     from riskcalc.spectrum import as_spectrum
 
+    from riskcalc.cli.logistic import file_ranges
+
     if args.federation is not None:
-        ff = federation_file.read(args.federation, "--federation", versioned=True)
+        ff = federation_file.read(args.federation, "--federation", versioned=True,
+                                  ranges=file_ranges())
     else:
-        ff = federation_file.read(args.clients_file, "--clients-file")
+        ff = federation_file.read(args.clients_file, "--clients-file", ranges=file_ranges())
     check_d(args, ff, sized=False)
     if args.d is not None and ff.d is not None and float(args.d) != ff.d:
         raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {args.d:g} another")

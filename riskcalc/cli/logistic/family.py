@@ -153,8 +153,12 @@ def _problem(args, verb) -> dict:
         if getattr(args, name) is None:
             raise ValueError(f"--model logistic needs --{name}")
     from riskcalc._validate import parameter
+    from riskcalc.logistic.ranges import check_gamma
 
-    for name in ("gamma", "signal", "r"):     # the linear family's ranges (issue 32: one range)
+    # gamma in the family's range, as its files' and the Python API's (--gamma 1e-300 named
+    # the linear [1e-100, 1e+100], 1e-20 this one); signal and r the shared ranges
+    check_gamma(args.gamma)
+    for name in ("signal", "r"):
         parameter(name, getattr(args, name))
     if not fed and args.method == "local_ridge" and args.centre is not None:
         raise ValueError("--centre does not apply to METHOD local_ridge (its centre is 0)")

@@ -53,10 +53,15 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     option = "--federation" if fed_path is not None else "--clients-file"
     if getattr(args, "clients", None) is not None:
         raise ValueError(f"give --clients M (identical clients) or {option}, not both")
+    ranges = None
+    if family == "logistic":    # its gamma range named by the reader (was the linear one)
+        from riskcalc.cli.logistic import file_ranges
+
+        ranges = file_ranges()
     if fed_path is not None:
-        ff = federation_file.read(fed_path, "--federation", versioned=True)
+        ff = federation_file.read(fed_path, "--federation", versioned=True, ranges=ranges)
     else:
-        ff = federation_file.read(args.clients_file, "--clients-file")
+        ff = federation_file.read(args.clients_file, "--clients-file", ranges=ranges)
         if not ff.versioned:
             if getattr(args, "target", None) is not None:
                 raise ValueError("--target applies with --federation (a bare --clients-file "
