@@ -15,6 +15,14 @@
 * Optimization error: the same distances to the exact minimizer of the trajectory's objective
   (``montecarlo.experiments.objectives.minimize``).
 * Cost: communication rounds and local gradient / prox evaluations.
+* Divergence: a checkpoint whose objective (the one the trajectory minimizes,
+  ``objective_value``) is not finite or exceeds ``GROWTH`` times its value at the start (every
+  algorithm starts from the zero model) has diverged, and its metrics are NaN. The objectives
+  are nonnegative and every algorithm here descends them or stays within a few times their
+  start (accelerated methods at most twice, Nesterov 2018 Thm 2.2.3), so ``GROWTH`` orders of
+  magnitude are divergence: gradient steps of size ``lr`` on ``f_i = L_i + l2/2 ||w||^2``
+  diverge once ``lr l2 > 2`` (the curvature is at least ``l2`` everywhere, the logistic
+  gradient bounded) and may from ``lr (L + l2) > 2``.
 
 With argmax labels ``w_*`` is not the risk minimizer (scaling it up lowers the loss), so the
 excess risk relative to ``w_*`` can be negative there.
@@ -24,8 +32,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.experiments.objectives import minimize
+from montecarlo.experiments.objectives import minimize, objective_value
 from riskcalc._validate import as_array
+
+#: Growth of the objective over its value at the start (the zero model) read as divergence:
+#: paper004-synthetic at l2 = 40 (lr l2 = 4 > 2) reached 1e283 and printed it (fuzz42 sim F1).
+GROWTH = 1e3
 
 
 def exact_solution(trajectory, data):
@@ -65,7 +77,8 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
         ``ier`` (excess risk), ``local_stat_err``, ``local_opt_err``; aggregated (K, ...):
         ``accuracy_mean``, ``aer`` (mean IER), ``ier_max``, ``local_stat_err_mean``,
         ``local_stat_err_max``, ``global_stat_err``, ``local_opt_err_mean``,
-        ``global_opt_err``. Accuracy and risk are NaN for instances without test features
+        ``global_opt_err``; ``diverged`` (K, ...), bool (module docstring), where every
+        metric is NaN. Accuracy and risk are NaN for instances without test features
         (quadratic ones).
     """
     idx = np.arange(len(trajectory.rounds)) if checkpoints is None else np.asarray(checkpoints)
@@ -101,6 +114,11 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
     else:
         out["accuracy"] = np.full(out["local_stat_err"].shape, np.nan)
         out["ier"] = np.full(out["local_stat_err"].shape, np.nan)
+    gone = out["diverged"] = diverged(trajectory, instance, idx)
+    for key in ("local_stat_err", "local_opt_err", "accuracy", "ier"):        # per client
+        out[key] = np.where(gone[..., None], np.nan, out[key])
+    for key in ("global_stat_err", "global_opt_err"):
+        out[key] = np.where(gone, np.nan, out[key])
     out["accuracy_mean"] = out["accuracy"].mean(-1)
     out["aer"] = out["ier"].mean(-1)
     out["ier_max"] = out["ier"].max(-1)
@@ -108,6 +126,33 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
     out["local_stat_err_max"] = out["local_stat_err"].max(-1)
     out["local_opt_err_mean"] = out["local_opt_err"].mean(-1)
     return out
+
+
+def diverged(trajectory, data, checkpoints=None):
+    """Whether each checkpoint of a trajectory has diverged: its objective not finite or above
+    ``GROWTH`` times its value at checkpoint 0 (module docstring).
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    data : Instance or ClientLosses
+    checkpoints : sequence of int or None
+        Checkpoint indices (negative allowed); None for all.
+
+    Returns
+    -------
+    ndarray of bool, shape (K, ...)
+    """
+    losses = getattr(data, "train", data)
+    idx = np.arange(len(trajectory.rounds)) if checkpoints is None else np.asarray(checkpoints)
+
+    def value(k):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return objective_value(losses, trajectory.objective, trajectory.global_model[k],
+                                   trajectory.local[k], trajectory.lam)
+
+    start = value(0)
+    return np.array([~(value(k) <= GROWTH * start) for k in idx], bool)
 
 
 def rounds_to_accuracy(trajectory, exact, factor: float = 1e4):

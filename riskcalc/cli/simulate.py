@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from montecarlo.experiments.cost import check_rows, preset_replicate_seconds
+from montecarlo.experiments.metrics import GROWTH
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
                                                 valid_rows)
@@ -154,7 +155,11 @@ NOT_FINITE = {"not reached": "the target was not reached within the iterations r
                              "replicate); allow more iterations with --set",
               "not computed": "rounds_to_target needs a target and exact minimizers "
                               "(--set target=1e4 --set exact=true)",
-              "diverged": "the iterates overflowed (a step size too large for the instance?)"}
+              "diverged": f"the iterates overflowed, or the objective grew past {GROWTH:g} "
+                          "times its value at the start: step sizes too large for the instance "
+                          "(gradient steps of size lr on a loss plus l2/2 ||w||^2 diverge once "
+                          "lr l2 > 2, and may from lr (L + l2) > 2, L the loss's smoothness); "
+                          "lower them with --set"}
 
 
 #: What the CSV holds in the place of each word of ``NOT_FINITE``.

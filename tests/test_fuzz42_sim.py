@@ -1,0 +1,36 @@
+"""Issue 32, fuzz42 (sim): what this fuzz found, each test failing before."""
+
+import numpy as np
+
+from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.experiments.metrics import evaluate
+from montecarlo.experiments.problems import paper004_instance, quadratic_instance
+from tests.helpers import run_cli
+
+
+def test_f1_grown_iterates_are_diverged(tmp_path, capsys):
+    # F1: simulate paper004-synthetic --set l2=40 printed 3.5e283 for GlobalTrain and
+    # LocalTrain (gradient steps lr = 0.1 with lr l2 = 4 > 2 grow 3x a step, finite after 300):
+    # an objective past 1e3 times its start is now "diverged" (NaN metrics), every algorithm.
+    argv = ["simulate", "paper004-synthetic", "--set", "R=1", "--set", "m=3", "--set", "n=20",
+            "--set", "d=5", "--set", "n_test=50", "--set", "l2=40", "--set", "*.rounds=40",
+            "--set", "local.epochs=40", "--set", "methods=global,local,fedprox_0.5",
+            "--no-progress", "--out", tmp_path / "o.csv"]
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and out.splitlines()[2].split()[1:3] == ["diverged", "diverged"], out
+    assert float(out.splitlines()[2].split()[3]) < 10 and "lr l2 > 2" in out
+    big = paper004_instance(R=[0.0, 1.0], m=3, n=20, d=5, n_test=20, l2=40.0)
+    quad = quadratic_instance(m=3, d=4)
+    cases = [("fedavg", big, dict(rounds=30, local_epochs=1, batch_size=None, lr=0.1)),
+             ("local", big, dict(epochs=30, batch_size=None, lr=0.1)),
+             ("finetune", big, dict(rounds=1, finetune_epochs=30, batch_size=None,
+                                    lr=0.01, finetune_lr=0.1)),
+             ("fedprox", big, dict(lam=1.0, rounds=10, batch_size=None, lr=0.1)),
+             ("fedprox_bilevel", big, dict(lam=1.0, rounds=30, inner_steps=5, lr=0.1)),
+             ("apgd2", quad, dict(lam=1.0, iterations=100, L=0.05))]
+    for algo, data, hp in cases:
+        met = evaluate(ALGORITHMS[algo](data, **hp), data, checkpoints=[0, -1])
+        assert not met["diverged"][0].any() and met["diverged"][-1].all(), algo
+        assert np.isnan(met["local_stat_err_mean"][-1]).all(), algo
+    met = evaluate(ALGORITHMS["fedavg"](big, rounds=30, batch_size=None, lr=1e-3), big)
+    assert not met["diverged"].any() and np.isfinite(met["local_stat_err_mean"]).all()
