@@ -1,6 +1,7 @@
 """Issue 32, fuzz42 (sim): what this fuzz found, each test failing before."""
 
 import numpy as np
+import pytest
 
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.experiments.metrics import evaluate
@@ -34,3 +35,16 @@ def test_f1_grown_iterates_are_diverged(tmp_path, capsys):
         assert np.isnan(met["local_stat_err_mean"][-1]).all(), algo
     met = evaluate(ALGORITHMS["fedavg"](big, rounds=30, batch_size=None, lr=1e-3), big)
     assert not met["diverged"].any() and np.isfinite(met["local_stat_err_mean"]).all()
+
+
+def test_f2_bilevel_rounds_rounding_bound_holds():
+    # F2: the rounding bound u (lam + mu) / mu <= sqrt(eps) let through counts that failed:
+    # bilevel_rounds([5.687e10], d=1, m=4, seed=2) reported inf rounds (read as Cor. 1 violated)
+    # under its 9.01e10, and eps = 1e-30 at lam = 0.01 (floor 46 u at L/mu = 100). The bound
+    # u (4 (lam + mu) + L) / mu <= sqrt(eps) (96 measured runs) refuses both; under it counts.
+    from montecarlo.experiments.rates_rounds import bilevel_rounds
+    with pytest.raises(ValueError, match=r"lam = 5\.687e\+10 .*lam <= 2\.25e\+10 at mu = 0\.01"):
+        bilevel_rounds([5.687e10], d=1, m=4, seed=2)
+    with pytest.raises(ValueError, match=r"eps = 1e-30 .*u \(4 \+ L/mu\) = 1\.15e-14"):
+        bilevel_rounds([0.01], d=1, eps=1e-30)
+    assert np.isfinite(bilevel_rounds([2.2e10], d=1, m=4, seed=2)["simulated"]).all()
