@@ -48,3 +48,25 @@ def test_f2_bilevel_rounds_rounding_bound_holds():
     with pytest.raises(ValueError, match=r"eps = 1e-30 .*u \(4 \+ L/mu\) = 1\.15e-14"):
         bilevel_rounds([0.01], d=1, eps=1e-30)
     assert np.isfinite(bilevel_rounds([2.2e10], d=1, m=4, seed=2)["simulated"]).all()
+
+
+def test_f3_quadratic_minimizer_tolerance_relative(tmp_path, capsys):
+    # F3: the exact minimizers of the quadratic clients stopped at an absolute gradient 1e-10
+    # (1e-11 at lam 0.1), under the rounding of X'y/n ~ R: paper001-fig2 was refused from
+    # R ~ 1e7. The tolerance is now relative to X'y/n; the counts do not depend on R there.
+    from tests.test_fuzz41_sim import _stable_fedprox
+    from montecarlo.experiments.objectives import minimize
+    counts = []
+    for R in ("1e7", "1e50"):
+        code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=3", "--set", "d=4",
+                                  "--set", f"R={R}", "--set", "lam=0.1,10", "--set",
+                                  "*.iterations=300", "--no-progress", "--out",
+                                  tmp_path / "q.csv"], capsys)
+        assert code == 0, err
+        counts.append(out.splitlines()[2:])
+    assert counts[0] == counts[1]
+    losses = quadratic_instance(m=3, d=4, R=1e50).train
+    for lam in (1e-6, 0.1, 1e6):
+        wg, W = minimize(losses, "fedprox", lam)
+        ref_g, ref_W = _stable_fedprox(losses, lam)
+        assert np.max(abs(W - ref_W)) < 1e-13 * np.max(abs(ref_W)), lam
