@@ -70,3 +70,19 @@ def test_f3_quadratic_minimizer_tolerance_relative(tmp_path, capsys):
         wg, W = minimize(losses, "fedprox", lam)
         ref_g, ref_W = _stable_fedprox(losses, lam)
         assert np.max(abs(W - ref_W)) < 1e-13 * np.max(abs(ref_W)), lam
+
+
+def test_f4_measure_step_size_without_steps_refused():
+    # F4: measure(inst, "ftfa", [0.0], step_size=0.1) measured the converged closed form,
+    # the step size ignored silently (compare refuses it): now refused naming both.
+    from montecarlo.linear.instances import Instance
+    from montecarlo.linear.measure import measure, measure_many
+    X = np.random.default_rng(0).standard_normal((40, 20))
+    inst = Instance(s=np.ones(20), X=[X], r=np.ones(1), sigma=np.full(1, 0.5), a=np.ones(1) / 40,
+                    u=np.zeros((1, 20)), c=np.full(20, 0.05), xi=[np.zeros(40)],
+                    federated=False)
+    with pytest.raises(ValueError, match=r"step_size = 0\.1 is only used with steps"):
+        measure(inst, "ftfa", [0.0], step_size=0.1)
+    with pytest.raises(ValueError, match="only used with steps"):
+        measure_many(inst, [("ftfa", [0.0])], step_size=np.float64(0.1))
+    assert np.isfinite(measure(inst, "ftfa", [0.0], steps=3, step_size=0.1)["risk"]).all()

@@ -65,7 +65,7 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     steps : int, optional
         Number of personalization gradient steps (None: converged, the closed forms).
     step_size : float, optional
-        Their step size (required with ``steps``).
+        Their step size (required with ``steps``, refused without).
 
     Returns
     -------
@@ -109,6 +109,11 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
             raise ValueError("personalization steps need a step size > 0")
         steps = positive_int("steps", steps, minimum=0)
         step_size = float(positive("step_size", step_size, ndim=0))
+    elif step_size is not None:
+        # Was ignored: measure(step_size=0.1) measured the converged closed forms, silently
+        # (compare refuses it; fuzz42 sim F4).
+        raise ValueError(f"step_size = {step_size!r} is only used with steps (the "
+                         "personalization gradient steps): give steps, or leave out step_size")
     federated = [inst.federated and est.centered for est, _ in ests]
     # At d <= decomposition.SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
     # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
