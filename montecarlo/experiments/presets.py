@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
-from montecarlo.linear.instances import require_memory
+from montecarlo.runner.budget import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
 from riskcalc._validate import as_array, positive_int, real
 from riskcalc._text import decimal, distinct
