@@ -86,3 +86,14 @@ def test_f4_measure_step_size_without_steps_refused():
     with pytest.raises(ValueError, match="only used with steps"):
         measure_many(inst, [("ftfa", [0.0])], step_size=np.float64(0.1))
     assert np.isfinite(measure(inst, "ftfa", [0.0], steps=3, step_size=0.1)["risk"]).all()
+
+
+def test_f5_quadratic_instance_condition_bounded(tmp_path, capsys):
+    # F5: simulate paper001-fig2 --set mu=1e-100 (or L=1e100) was refused with "mu must be >
+    # 0 ... (set l2 > 0 or pass mu)": the Hessians X'X/d lose mu to rounding from L/mu ~ 1e16,
+    # and the preset has no l2. Now refused naming mu and L; mu = 1e-12 L is resolved.
+    code, _, err = run_cli(["simulate", "paper001-fig2", "--set", "mu=1e-100", "--out",
+                            tmp_path / "o.csv"], capsys)
+    assert code == 2 and "mu must be at least 1e-12 L" in err and "l2" not in err, err
+    q = quadratic_instance(m=2, d=4, mu=1e-12).train
+    assert abs(q.strong_convexity().min() / 1e-12 - 1) < 1e-3

@@ -204,6 +204,11 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
 
 
+#: Smallest mu / L of ``quadratic_instance``: the smallest Hessian eigenvalue computed from
+#: X'X/d was within 4e-5 of mu at 1e-12 (d = 4 and 50), 2.5% at 1e-15, and 0 from ~1e-16.
+MIN_CONDITION = 1e-12
+
+
 def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 1e-2,
                        R: float = 1.0, noise: float = 0.1, seed: int = 0,
                        rep: int = 0) -> Instance:
@@ -220,7 +225,7 @@ def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 
     m, d : int
         Clients and dimension (each client has ``d`` samples).
     L, mu : float
-        Largest and smallest Hessian eigenvalue, ``0 < mu <= L``.
+        Largest and smallest Hessian eigenvalue, ``MIN_CONDITION L <= mu <= L``.
     R : float
         Spread of the clients' models around their centre, >= 0.
     noise : float
@@ -231,6 +236,13 @@ def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 
     L, mu = float(positive("L", L, ndim=0)), float(positive("mu", mu, ndim=0))
     if mu > L:
         raise ValueError(f"mu must lie in (0, L] = (0, {L:g}], got {mu!r}")
+    if mu < MIN_CONDITION * L:
+        # The Hessians X_i'X_i/d carry a rounding of about u L: their smallest eigenvalue, mu,
+        # came out 0 from L/mu ~ 1e16 and the algorithms said "set l2 > 0", a key this
+        # instance does not have (fuzz42 sim F5).
+        raise ValueError(f"mu must be at least {MIN_CONDITION:g} L = {MIN_CONDITION * L:.3g} "
+                         f"(L = {L:g}): below, float64 Hessians X'X/d lose their smallest "
+                         f"eigenvalue to rounding; got mu = {mu!r}")
     # ndim=0: a list or matrix was a TypeError of float() (noise=[[1, 2], [3, 4]]).
     R, noise = float(nonnegative("R", R, ndim=0)), float(nonnegative("noise", noise, ndim=0))
     rng = replicate_rng(seed, rep, 0)
