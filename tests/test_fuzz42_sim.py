@@ -97,3 +97,14 @@ def test_f5_quadratic_instance_condition_bounded(tmp_path, capsys):
     assert code == 2 and "mu must be at least 1e-12 L" in err and "l2" not in err, err
     q = quadratic_instance(m=2, d=4, mu=1e-12).train
     assert abs(q.strong_convexity().min() / 1e-12 - 1) < 1e-3
+
+
+def test_f6_record_every_refused_with_a_target_count(tmp_path, capsys):
+    # F6: paper001-fig2 --set apgd1.record_every=1e9 reported rounds_to_target 200 (the last
+    # iterate, the only one recorded) for APGD1's 19: refused while the count is asked.
+    argv = ["simulate", "paper001-fig2", "--set", "m=3", "--set", "d=4", "--set", "lam=0.1",
+            "--set", "*.iterations=200", "--no-progress", "--out", tmp_path / "o.csv"]
+    code, _, err = run_cli(argv + ["--set", "apgd1.record_every=1e9"], capsys)
+    assert code == 2 and "apgd1.record_every = 1e+09" in err and "target=null" in err, err
+    code, out, _ = run_cli(argv + ["--set", "apgd1.record_every=1"], capsys)
+    assert code == 0 and out.splitlines()[2].split()[1] == "19", out
