@@ -108,3 +108,14 @@ def test_f6_record_every_refused_with_a_target_count(tmp_path, capsys):
     assert code == 2 and "apgd1.record_every = 1e+09" in err and "target=null" in err, err
     code, out, _ = run_cli(argv + ["--set", "apgd1.record_every=1"], capsys)
     assert code == 0 and out.splitlines()[2].split()[1] == "19", out
+
+
+def test_f7_diverged_count_is_not_not_reached(tmp_path, capsys):
+    # F7: paper001-fig2 --set apgd2.L=0.5 (steps 1/L past the true L = 1) grew to 1e59 and was
+    # printed "not reached ... allow more iterations": now "diverged".
+    argv = ["simulate", "paper001-fig2", "--set", "m=3", "--set", "d=4", "--set", "lam=0.1",
+            "--set", "*.iterations=200", "--set", "apgd2.L=0.5", "--no-progress", "--out",
+            tmp_path / "o.csv"]
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and out.splitlines()[2].split()[1:] == ["19", "diverged"], out
+    assert "not reached" not in out

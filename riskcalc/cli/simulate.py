@@ -133,6 +133,7 @@ def run(args) -> int:
             writer.writeheader()
             writer.writerows(rows)
     column = PRESETS[args.preset].summary
+    counted = spec["exact"] and spec["target"] is not None    # rounds_to_target computed
     table = summarize(rows, column)
     methods = list(dict.fromkeys(m for m, _ in table))
     values = sorted({v for _, v in table})
@@ -141,8 +142,8 @@ def run(args) -> int:
     print(f"{grid:>10} " + " ".join(f"{m:>14}" for m in methods))
     for v in values:
         cells = (table.get((m, v), (math.nan, math.nan))[0] for m in methods)
-        print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column):>14}" for c in cells))
-    words = {_cell(c, column) for c, _ in table.values() if not math.isfinite(c)}
+        print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column, counted):>14}" for c in cells))
+    words = {_cell(c, column, counted) for c, _ in table.values() if not math.isfinite(c)}
     for word in sorted(words):
         print(f"{word}: {NOT_FINITE[word]} (" + ("null in the JSON lines" if jsonl
                                                  else f"{CSV[word]} in the CSV") + ")")
@@ -166,10 +167,13 @@ NOT_FINITE = {"not reached": "the target was not reached within the iterations r
 CSV = {"not reached": "inf", "not computed": "NaN", "diverged": "NaN or inf"}
 
 
-def _cell(value: float, column: str) -> str:
-    """A table cell: the number, or the word of ``NOT_FINITE`` for a mean that is none."""
+def _cell(value: float, column: str, counted: bool = False) -> str:
+    """A table cell: the number, or the word of ``NOT_FINITE`` for a mean that is none
+    (``counted``: rounds_to_target was computed, so a NaN count is a run that diverged)."""
     if math.isfinite(value):
         return f"{value:.5g}"
-    if column == "rounds_to_target":
-        return "not reached" if value == math.inf else "not computed"
+    if column == "rounds_to_target" and value == math.inf:
+        return "not reached"
+    if column == "rounds_to_target" and not counted:
+        return "not computed"
     return "diverged"
