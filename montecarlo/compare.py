@@ -158,7 +158,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     kind = measure_keyword(measure, kind)
     spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
     federation_unused(setting, spec.method)
-    reps, steps, step_size = check_run(reps, kind, steps, step_size)
+    reps, steps, step_size = check_run(reps, kind, steps, step_size, spec.method)
     seed = check_seed(seed)
     scalar_spec(spec)
     check_memory(setting, spec.gamma)

@@ -9,7 +9,7 @@ import warnings
 
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, linear_replicate_seconds
-from montecarlo.linear.measure import KINDS
+from montecarlo.linear.measure import KINDS, no_steps
 from montecarlo.runner import budget
 from riskcalc._validate import as_array, one_of, positive_int
 
@@ -46,8 +46,9 @@ def federation_unused(setting: Setting, method: str) -> None:
             [] if setting.weights == "samples" else ["weights"]), student_t=True)
 
 
-def check_run(reps, kind, steps, step_size):
-    """Validate the simulation options shared by ``compare`` and ``sweep``."""
+def check_run(reps, kind, steps, step_size, method=None):
+    """Validate the simulation options shared by ``compare`` and ``sweep`` (``method``: steps
+    are refused for one without personalization)."""
     reps = positive_int("reps", reps, minimum=2)
     if not one_of(kind, KINDS):
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
@@ -57,6 +58,8 @@ def check_run(reps, kind, steps, step_size):
             raise ValueError("steps needs step_size")
         # One number (an array was a TypeError from float(); fuzz38 steps F13).
         step_size = float(as_array("step size", step_size, low=0.0, low_open=True, ndim=0))
+        if method is not None:
+            no_steps(method, get_estimator(method))
     elif step_size is not None:
         raise ValueError("step_size is only used with steps")
     return reps, steps, step_size

@@ -210,7 +210,7 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
           steps, step_size) -> dict:
     """The checked grid of one setting and its replicate tasks (nothing predicted)."""
     federation_unused(as_setting(setting, "sweep"), method)
-    reps, steps, step_size = check_run(reps, kind, steps, step_size)
+    reps, steps, step_size = check_run(reps, kind, steps, step_size, method)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}

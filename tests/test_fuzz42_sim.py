@@ -119,3 +119,17 @@ def test_f7_diverged_count_is_not_not_reached(tmp_path, capsys):
     code, out, _ = run_cli(argv, capsys)
     assert code == 0 and out.splitlines()[2].split()[1:] == ["19", "diverged"], out
     assert "not reached" not in out
+
+
+def test_f8_steps_refused_without_personalization(capsys):
+    # F8: compare fedavg --steps 3 --step-size 0.1 answered with the note "the prediction is
+    # the converged limit": the steps changed nothing (every client keeps the global model).
+    # Refused now by compare and sweep (measure's batches keep sharing steps).
+    from montecarlo.compare_checks import check_run
+    argv = ["compare", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "20",
+            "--reps", "2", "--steps", "3", "--step-size", "0.1", "--no-progress"]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and "fedavg has no personalization" in err, err
+    with pytest.raises(ValueError, match="fedavg has no personalization"):
+        check_run(2, "conditional", 3, 0.1, "fedavg")
+    assert check_run(2, "conditional", 3, 0.1, "ftfa") == (2, 3, 0.1)

@@ -65,7 +65,9 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     steps : int, optional
         Number of personalization gradient steps (None: converged, the closed forms).
     step_size : float, optional
-        Their step size (required with ``steps``, refused without).
+        Their step size (required with ``steps``, refused without). Both are ignored, like
+        ``tunings``, by a method without personalization (FedAvg), so that a batch of
+        ``measure_many`` shares them; ``compare`` and ``sweep`` refuse them there.
 
     Returns
     -------
@@ -127,6 +129,16 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
         return [_measure(inst, est, tunings, kind, steps, step_size, fed,
                          decs if fed else [decs[0].fresh()], centers)
                 for (est, tunings), fed in zip(ests, federated)]
+
+
+def no_steps(method: str, est) -> None:
+    """ValueError for personalization steps given to a method without personalization
+    (FedAvg: every client keeps the global model, so steps changed nothing and compare fedavg
+    --steps answered with a note; fuzz42 sim F8): ``compare`` and ``sweep``'s check."""
+    if not est.personalized:
+        raise ValueError(f"steps: {method} has no personalization (every client keeps the "
+                         "global model), so personalization steps change nothing; leave out "
+                         "steps and step_size")
 
 
 def _measure(inst, est, tunings, kind, steps, step_size, federated, decs, centers):
