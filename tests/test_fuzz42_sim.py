@@ -133,3 +133,20 @@ def test_f8_steps_refused_without_personalization(capsys):
     with pytest.raises(ValueError, match="fedavg has no personalization"):
         check_run(2, "conditional", 3, 0.1, "fedavg")
     assert check_run(2, "conditional", 3, 0.1, "ftfa") == (2, 3, 0.1)
+
+
+def test_f9_measure_checks_its_instance_and_requests():
+    # F9: measure(None, "rtfa", [0.5]) was an AttributeError ('NoneType' object has no
+    # attribute 'federated'), measure_many(inst, [("rtfa",)]) "not enough values to unpack".
+    from montecarlo.linear.instances import Instance
+    from montecarlo.linear.measure import measure, measure_many
+    with pytest.raises(ValueError, match="inst must be a montecarlo.linear.instances.Instance"):
+        measure(None, "rtfa", [0.5])
+    X = np.random.default_rng(0).standard_normal((40, 20))
+    inst = Instance(s=np.ones(20), X=[X], r=np.ones(1), sigma=np.full(1, 0.5), a=np.ones(1) / 40,
+                    u=np.zeros((1, 20)), c=np.full(20, 0.05), xi=[np.zeros(40)],
+                    federated=False)
+    for bad in ([("rtfa",)], None, [("rtfa", [0.5], 1)]):
+        with pytest.raises(ValueError, match=r"requests must be a sequence of \(method, "):
+            measure_many(inst, bad)
+    assert len(measure_many(inst, [("rtfa", [0.5]), ["ftfa", [0.0]]])) == 2

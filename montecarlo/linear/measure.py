@@ -99,6 +99,16 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     # Checked as every entry point checks them: tunings [nan] or [-1] measured rtfa as ftfa,
     # ["1"] was read as a number, steps -1 or 1.5 gave a bias, step_size nan an overflow
     # (fuzz41 measure F3).
+    # Was: measure(None, ...) an AttributeError, a request ("rtfa",) "not enough values to
+    # unpack" (fuzz42 sim F9).
+    if not isinstance(inst, Instance):
+        raise ValueError("inst must be a montecarlo.linear.instances.Instance (sample_instance"
+                         f"(...)), got {type(inst).__name__}")
+    try:
+        requests = [(method, tunings) for method, tunings in requests]
+    except (TypeError, ValueError):
+        raise ValueError("requests must be a sequence of (method, tunings) pairs, got "
+                         f"{requests!r:.60}") from None
     ests = [(get_estimator(method),
              np.atleast_1d(as_array("tunings", tunings, low=0.0, allow_inf=True, ndim=1)))
             for method, tunings in requests]
