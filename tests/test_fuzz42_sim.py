@@ -150,3 +150,20 @@ def test_f9_measure_checks_its_instance_and_requests():
         with pytest.raises(ValueError, match=r"requests must be a sequence of \(method, "):
             measure_many(inst, bad)
     assert len(measure_many(inst, [("rtfa", [0.5]), ["ftfa", [0.0]]])) == 2
+
+
+def test_f10_theorem2_inner_steps_without_overflow(tmp_path, capsys):
+    # F10: simulate paper004-synthetic --set fedprox_0.5.inner_steps=null --set l2=1e-300 was
+    # a traceback (OverflowError: cannot convert float infinity to integer): Thm 2's factor
+    # 64 (lam/mu)^2 overflowed. In logs K = 3422 there; where it was finite K is unchanged.
+    from montecarlo.experiments.algorithms.fedprox import theorem2_inner_steps
+    L_g = np.array(0.5 / 1.5)
+    for mu, K in ((1e-2, 36), (1e-150, 1718), (1e-300, 3422)):
+        c = dict(mu=np.array(mu), mu_l=np.array(mu + 0.5), L_g=L_g)
+        assert theorem2_inner_steps(c, 0.5, np.array(1 / 1.5), 0.5 / L_g) == K, mu
+    argv = ["simulate", "paper004-synthetic", "--set", "R=1", "--set", "m=2", "--set", "n=10",
+            "--set", "d=3", "--set", "n_test=10", "--set", "l2=1e-300", "--set", "exact=false",
+            "--set", "methods=fedprox_0.5", "--set", "fedprox_0.5.inner_steps=null",
+            "--set", "*.rounds=1", "--no-progress", "--out", tmp_path / "o.csv"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "diverged" not in out, err
