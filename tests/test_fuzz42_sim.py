@@ -19,7 +19,7 @@ def test_f1_grown_iterates_are_diverged(tmp_path, capsys):
             "--no-progress", "--out", tmp_path / "o.csv"]
     code, out, _ = run_cli(argv, capsys)
     assert code == 0 and out.splitlines()[2].split()[1:3] == ["diverged", "diverged"], out
-    assert float(out.splitlines()[2].split()[3]) < 10 and "lr l2 > 2" in out
+    assert float(out.splitlines()[2].split()[3]) < 10 and "lr (l2 + lam) > 2" in out
     big = paper004_instance(R=[0.0, 1.0], m=3, n=20, d=5, n_test=20, l2=40.0)
     quad = quadratic_instance(m=3, d=4)
     cases = [("fedavg", big, dict(rounds=30, local_epochs=1, batch_size=None, lr=0.1)),
@@ -167,3 +167,19 @@ def test_f10_theorem2_inner_steps_without_overflow(tmp_path, capsys):
             "--set", "*.rounds=1", "--no-progress", "--out", tmp_path / "o.csv"]
     code, out, err = run_cli(argv, capsys)
     assert code == 0 and "diverged" not in out, err
+
+
+def test_f11_expanding_local_steps_diverge_in_short_runs(tmp_path, capsys):
+    # F11: simulate paper004-synthetic --set local.lr=5 --set l2=0.5 (lr l2 = 2.5 > 2: each
+    # step expands every direction by 1.5 at least) printed 2305.9 after 5 epochs, under the
+    # growth test's 1e3; so did fine-tuning and FedProx's Stage II. Now "diverged"; a step
+    # just under the edge (lr l2 = 1.95) still answers.
+    argv = ["simulate", "paper000-fig1", "--set", "R=1", "--set", "m=3", "--set", "n=20",
+            "--set", "d=5", "--set", "n_test=50", "--set", "l2=0.5", "--set", "*.rounds=2",
+            "--set", "local.epochs=2", "--set", "*.batch_size=null", "--set", "local.lr=3.9",
+            "--set", "finetune.finetune_lr=5", "--set", "fedprox_4.lr=0.45", "--no-progress",
+            "--out", tmp_path / "o.csv"]
+    code, out, _ = run_cli(argv, capsys)
+    cells = out.splitlines()[2].split()[1:]
+    assert code == 0 and cells[2] == cells[5] == "diverged", out
+    assert "diverged" not in cells[:2] + cells[3:5], out

@@ -156,11 +156,12 @@ NOT_FINITE = {"not reached": "the target was not reached within the iterations r
                              "replicate); allow more iterations with --set",
               "not computed": "rounds_to_target needs a target and exact minimizers "
                               "(--set target=1e4 --set exact=true)",
-              "diverged": f"the iterates overflowed, or the objective grew past {GROWTH:g} "
-                          "times its value at the start: step sizes too large for the instance "
-                          "(gradient steps of size lr on a loss plus l2/2 ||w||^2 diverge once "
-                          "lr l2 > 2, and may from lr (L + l2) > 2, L the loss's smoothness); "
-                          "lower them with --set"}
+              "diverged": f"the iterates overflowed, the objective grew past {GROWTH:g} "
+                          "times its value at the start, or local steps expand every direction:"
+                          " step sizes too large for the instance (gradient steps of size lr on "
+                          "a loss plus (l2 + lam)/2 ||w - c||^2 diverge once lr (l2 + lam) > 2, "
+                          "and may from lr (L + l2 + lam) > 2, L the loss's smoothness); lower "
+                          "them with --set"}
 
 
 #: What the CSV holds in the place of each word of ``NOT_FINITE``.
