@@ -183,3 +183,15 @@ def test_f11_expanding_local_steps_diverge_in_short_runs(tmp_path, capsys):
     cells = out.splitlines()[2].split()[1:]
     assert code == 0 and cells[2] == cells[5] == "diverged", out
     assert "diverged" not in cells[:2] + cells[3:5], out
+
+
+def test_f12_instance_l2_checked():
+    # F12: run_preset(..., {"l2": 0.1 + 0j}) and paper000_instance(l2=[0.1]) were float()'s
+    # TypeError: l2 is now checked by name (one real number >= 0).
+    from montecarlo.experiments.presets import resolve
+    from montecarlo.experiments.problems import paper000_instance
+    with pytest.raises(ValueError, match="l2 must be a real number, got .*complex"):
+        resolve("paper004-synthetic", {"l2": 0.1 + 0j})
+    with pytest.raises(ValueError, match="l2 must be"):
+        paper000_instance(R=[0.0], m=2, n=4, d=2, n_test=2, l2=[0.1])
+    assert paper004_instance(R=[0.0], m=2, n=4, d=2, n_test=2, l2=np.float32(0.5)).train.l2 == 0.5

@@ -129,6 +129,8 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     m, n, d = (positive_int(k, v) for k, v in (("m", m), ("n", n), ("d", d)))
     n_test = positive_int("n_test", n_test)
     labels = _labels("labels", labels)
+    # ndim=0, checked: l2 = 0.1 + 0j (Python API) was float()'s TypeError (fuzz42 sim F12).
+    l2 = float(nonnegative("l2", l2, ndim=0))
     if w_norm is not None:
         w_norm = float(positive("w_norm", w_norm, ndim=0))
     rng = replicate_rng(seed, rep, 0)
@@ -142,7 +144,7 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     X = replicate_rng(seed, rep, 1).standard_normal((m, n, d))
     y = _draw_labels(replicate_rng(seed, rep, 2), (X @ w_star[..., None])[..., 0], labels)
     test_X = replicate_rng(seed, rep, 3).standard_normal((m, n_test, d))
-    params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, labels=labels, l2=float(l2),
+    params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, labels=labels, l2=l2,
                   w_norm=w_norm, seed=seed, rep=rep)
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
 
@@ -190,6 +192,7 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     cov_power = float(nonnegative("cov_power", cov_power, ndim=0))
     center_var = float(nonnegative("center_var", center_var, ndim=0))
     labels = _labels("labels", labels)
+    l2 = float(nonnegative("l2", l2, ndim=0))
     rng = replicate_rng(seed, rep, 0)
     u = np.sqrt(center_var) * rng.standard_normal(d)
     w_star = u + np.sqrt(R)[..., None, None] * rng.standard_normal((m, d))
@@ -200,7 +203,7 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     y = _draw_labels(replicate_rng(seed, rep, 2), (X @ w_star[..., None])[..., 0], labels)
     test_X = means + scale * replicate_rng(seed, rep, 3).standard_normal((m, n_test, d))
     params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, cov_power=cov_power,
-                  center_var=center_var, labels=labels, l2=float(l2), seed=seed, rep=rep)
+                  center_var=center_var, labels=labels, l2=l2, seed=seed, rep=rep)
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
 
 
