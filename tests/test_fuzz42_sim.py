@@ -195,3 +195,15 @@ def test_f12_instance_l2_checked():
     with pytest.raises(ValueError, match="l2 must be"):
         paper000_instance(R=[0.0], m=2, n=4, d=2, n_test=2, l2=[0.1])
     assert paper004_instance(R=[0.0], m=2, n=4, d=2, n_test=2, l2=np.float32(0.5)).train.l2 == 0.5
+
+
+def test_f13_compare_prints_a_huge_relative_difference_in_digits(capsys):
+    # F13: compare rtfa --spectrum two-point:1e-100,1e100,0.5 --d 40 (n = 20 samples for its 20
+    # large directions, a critical finite-size case) printed the bias's rel.diff as
+    # +17583031645349874555397291335133167616.000%: now +1.76e+37%.
+    argv = ["compare", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5",
+            "--d", "40", "--reps", "3", "--spectrum", "two-point:1e-100,1e100,0.5",
+            "--no-progress"]
+    code, out, _ = run_cli(argv, capsys)
+    bias = next(line for line in out.splitlines() if line.split()[:1] == ["bias"])
+    assert code == 0 and "+1.76e+37%" in bias and len(bias) < 90, out
