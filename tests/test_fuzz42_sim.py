@@ -207,3 +207,18 @@ def test_f13_compare_prints_a_huge_relative_difference_in_digits(capsys):
     code, out, _ = run_cli(argv, capsys)
     bias = next(line for line in out.splitlines() if line.split()[:1] == ["bias"])
     assert code == 0 and "+1.76e+37%" in bias and len(bias) < 90, out
+
+
+def test_f14_bilevel_rounds_bounds_its_work(monkeypatch):
+    # F14: bilevel_rounds([0.1], d=3, L=1e10) ran for hours unannounced (Thm 2's K = 1.05e12
+    # inner steps a round; killed after 120 s). Refused before any run, naming K and L/mu;
+    # the algorithm is replaced here so that a run fails at once instead of taking hours.
+    from montecarlo.experiments import rates_rounds
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("bilevel FedProx ran before the work was checked")
+
+    monkeypatch.setitem(rates_rounds.ALGORITHMS, "fedprox_bilevel", no_run)
+    with pytest.raises(ValueError, match=r"lam = 0\.1 takes Thm 2's K = 1\.05e\+12 inner "
+                                         r"steps .*lower L/mu or raise lam"):
+        rates_rounds.bilevel_rounds([0.1], d=3, L=1e10)

@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.experiments.algorithms.fedprox import bilevel_constants, theorem2_inner_steps
 from montecarlo.experiments.problems import quadratic_instance
 from montecarlo.experiments.metrics import rounds_to_accuracy
 from montecarlo.experiments.objectives import ClientLosses, minimize
@@ -78,6 +79,7 @@ def bilevel_rounds(lams, *, m: int = 4, d: int = 10, L: float = 1.0, mu: float =
     eps = float(as_array("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True))
     losses = aligned_quadratic(m=m, d=d, L=L, mu=mu, seed=seed)
     _check_upload_rounding(lams, L, mu, eps)
+    _check_work(losses, lams, L, mu, eps)
     factor = 1.0 / np.sqrt(eps)
     sim, inner, bound, kappa_g = [], [], [], []
     for lam in lams:
@@ -95,6 +97,32 @@ def bilevel_rounds(lams, *, m: int = 4, d: int = 10, L: float = 1.0, mu: float =
         bound.append(comp["rounds"])
     return {"lam": lams, "simulated": np.array(sim), "corollary1": np.array(bound, float),
             "kappa_g": np.array(kappa_g), "K": np.array(inner)}
+
+
+#: Seconds of one inner step of bilevel FedProx on ``aligned_quadratic`` (measured 35-38 us at
+#: m = 4, d = 10, K = 1054 and 10493; a batched m x d x d product beyond that).
+STEP_SECONDS = 4e-5
+#: Most seconds of work ``bilevel_rounds`` takes on: L = 1e10 (Thm 2's K = 1e12 inner steps a
+#: round) ran for hours, unannounced (fuzz42 sim F14).
+MAX_SECONDS = 600.0
+
+
+def _check_work(losses, lams, L, mu, eps):
+    """Refuse, before any run, a ``lam`` whose rounds would take more than ``MAX_SECONDS``: K
+    inner steps of Thm 2 eq. (12) a round (Cor. 1's step sizes, as ``fedprox_bilevel`` takes
+    them), for at most Cor. 1's rounds."""
+    for lam in lams:
+        c = bilevel_constants(losses, float(lam), L=L, mu=mu)
+        K = theorem2_inner_steps(c, float(lam), 1.0 / c["L_l"], 0.5 / c["L_g"])
+        rounds = fedprox_complexity(L, mu, lam, eps)["rounds"]
+        per_step = max(STEP_SECONDS, 1e-9 * losses.m * losses.d ** 2)
+        seconds = per_step * K * rounds
+        if seconds > MAX_SECONDS:
+            raise ValueError(
+                f"lams: lam = {lam:g} takes Thm 2's K = {K:.3g} inner steps a round for up to "
+                f"{rounds:.3g} rounds, about {seconds:.3g} s of work (more than {MAX_SECONDS:g}"
+                f" s): K grows like (L + lam) / (mu + lam) = {(L + lam) / (mu + lam):.3g} (L = "
+                f"{L:g}, mu = {mu:g}); lower L/mu or raise lam")
 
 
 def _check_upload_rounding(lams, L, mu, eps):
