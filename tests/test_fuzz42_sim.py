@@ -222,3 +222,14 @@ def test_f14_bilevel_rounds_bounds_its_work(monkeypatch):
     with pytest.raises(ValueError, match=r"lam = 0\.1 takes Thm 2's K = 1\.05e\+12 inner "
                                          r"steps .*lower L/mu or raise lam"):
         rates_rounds.bilevel_rounds([0.1], d=3, L=1e10)
+
+
+def test_f15_evaluate_checks_its_checkpoints():
+    # F15: evaluate(trajectory, instance, checkpoints=[99]) of a 6-checkpoint run was numpy's
+    # IndexError; a fractional index 1.5 too. Refused naming the range; -1 stays the last.
+    q = quadratic_instance(m=2, d=3)
+    traj = ALGORITHMS["apgd1"](q, lam=1.0, iterations=5)
+    for bad in ([99], [1.5], [-7]):
+        with pytest.raises(ValueError, match=r"checkpoints must be integers in \[-6, 6\)"):
+            evaluate(traj, q, checkpoints=bad)
+    assert evaluate(traj, q, checkpoints=[-1])["rounds"].tolist() == [5]
