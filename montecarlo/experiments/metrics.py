@@ -18,10 +18,10 @@
 * Divergence: a checkpoint whose objective (the one the trajectory minimizes,
   ``objective_value``) is not finite or exceeds ``GROWTH`` times its value at the start (every
   algorithm starts from the zero model), or that follows local steps expanding every direction
-  (``_expanding``), has diverged, and its metrics are NaN. The objectives
-  are nonnegative and every algorithm here descends them or stays within a few times their
-  start (accelerated methods at most twice, Nesterov 2018 Thm 2.2.3), so ``GROWTH`` orders of
-  magnitude are divergence: gradient steps of size ``lr`` on ``f_i = L_i + l2/2 ||w||^2``
+  (``_expanding``), has diverged, and its metrics are NaN. The objectives are nonnegative and
+  every algorithm here descends them or stays within a few times their start (an accelerated
+  method's objective gap at most twice its start, Nesterov 2018, Sec. 2.2), so ``GROWTH``
+  orders of magnitude are divergence: gradient steps of size ``lr`` on ``f_i = L_i + l2/2 ||w||^2``
   diverge once ``lr l2 > 2`` (the curvature is at least ``l2`` everywhere, the logistic
   gradient bounded) and may from ``lr (L + l2) > 2``.
 
