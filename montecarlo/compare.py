@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import sys
 import types
-import warnings
 from dataclasses import dataclass, fields
 
-from montecarlo.runner import budget
 from montecarlo.runner.budget import check_tasks
-from montecarlo.linear.estimators import get_estimator, tuning_value
-from montecarlo.linear.instances import (Setting, check_memory, linear_replicate_seconds,
-                                         scalar_spec)
-from montecarlo.linear.measure import KINDS
+from montecarlo.linear.estimators import tuning_value
+from montecarlo.compare_checks import (as_setting, check_minutes, check_run,
+                                      federation_unused, measure_keyword, unused_options)
+from montecarlo.linear.instances import Setting, check_memory, scalar_spec
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
 from montecarlo.replicates import (QUANTITIES, replicate_task, spec_from_dict, spec_to_dict,
                                   task_inputs, valid_replicate)
@@ -36,7 +34,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
-from riskcalc._validate import as_array, one_of, positive_int
+from riskcalc._validate import positive_int
 from riskcalc.linear.model import ClientSpec, as_spec
 from riskcalc.spectrum import Spectrum
 
@@ -47,67 +45,6 @@ __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
 #: default (``riskcalc.cli.shared.guards.MAX_MINUTES``).
 MAX_MINUTES = 10.0
-
-
-def measure_keyword(measure, kind):
-    """``measure=`` (default conditional) or its deprecated alias ``kind=`` (fuzz41 api F4)."""
-    if kind is None:
-        return "conditional" if measure is None else measure
-    if measure is not None:
-        raise ValueError("give measure= only (kind= is its deprecated alias), not both")
-    warnings.warn("kind= is deprecated: the measure is measure= (as in montecarlo.compare("
-                  "method, ...) and --measure)", DeprecationWarning, stacklevel=3)
-    return kind
-
-
-def as_setting(setting, where: str) -> Setting:
-    """``setting`` if a ``Setting``, else ValueError (a dict was an AttributeError; F9)."""
-    if not isinstance(setting, Setting):
-        raise ValueError(f"{where}: setting must be a montecarlo.linear.instances.Setting "
-                         f"(e.g. Setting(d=200)), got {type(setting).__name__} "
-                         f"{setting!r:.40}; montecarlo.compare(method, ..., d=D) takes the "
-                         "Setting's fields as keywords")
-    return setting
-
-
-def federation_unused(setting: Setting, method: str) -> None:
-    """``unused_options`` for a ``Setting``'s federation under the oracle (ignored: F17), and
-    its federated model for a ``method`` that uses none (was taken: fuzz41 left F6)."""
-    if setting.global_model == "federated":
-        unused_options(method, "federated", [], student_t=True)
-    elif setting.global_model == "oracle":
-        unused_options("", "oracle", [
-            k for k in ("gammas", "rs", "sigmas") if getattr(setting, k) is not None] + (
-            [] if setting.weights == "samples" else ["weights"]), student_t=True)
-
-
-def check_run(reps, kind, steps, step_size):
-    """Validate the simulation options shared by ``compare`` and ``sweep``."""
-    reps = positive_int("reps", reps, minimum=2)
-    if not one_of(kind, KINDS):
-        raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
-    if steps is not None:
-        steps = positive_int("steps", steps, minimum=0)
-        if step_size is None:   # Python's names (was "--steps needs --step-size"; fuzz38 F18)
-            raise ValueError("steps needs step_size")
-        # One number (an array was a TypeError from float(); fuzz38 steps F13).
-        step_size = float(as_array("step size", step_size, low=0.0, low_open=True, ndim=0))
-    elif step_size is not None:
-        raise ValueError("step_size is only used with steps")
-    return reps, steps, step_size
-
-
-def check_minutes(max_minutes, tasks: int, setting: Setting, gamma, method: str, n_jobs,
-                  scheduler, what: str) -> None:
-    """``montecarlo.runner.budget.check_minutes`` for ``tasks`` replicates estimated by
-    ``montecarlo.linear.instances.linear_replicate_seconds`` (the command line's estimate).
-    Was: the Python API ran whatever it was given (the limit was the command line's alone,
-    which checks --max-minutes itself and passes None)."""
-    if max_minutes is None:
-        return
-    seconds = tasks * linear_replicate_seconds(setting, gamma, get_estimator(method).centered)
-    budget.check_minutes(max_minutes, seconds, n_jobs, scheduler,
-                         f"{what} at d = {setting.d}", "lower reps, d or clients")
 
 
 @dataclass(frozen=True)
@@ -221,7 +158,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     kind = measure_keyword(measure, kind)
     spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
     federation_unused(setting, spec.method)
-    reps, steps, step_size = check_run(reps, kind, steps, step_size)
+    reps, steps, step_size = check_run(reps, kind, steps, step_size, spec.method)
     seed = check_seed(seed)
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
@@ -348,54 +285,6 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
 #: others are its own keywords).
 SETTING_OPTIONS = frozenset(f.name for f in fields(Setting)) - {"d", "clients", "global_model",
                                                                  "weights"}
-
-
-def unused_options(method: str, global_model, given, student_t: bool,
-                   cli: bool = False, noise: str = "gaussian",
-                   measure: str = "conditional", eigvecs: str = "aligned",
-                   features: str = "gaussian") -> None:
-    """Options without effect in the chosen mode are errors: a ``noise`` law other than
-    Gaussian under the conditional ``measure`` (the exact expectation over the noise given the
-    designs, in which only sigma^2 enters: ``--noise rademacher`` printed the Gaussian numbers,
-    fuzz38 docs F3), the federation's (``given`` holds the names of those given:
-    ``clients``, ``clients_file``, ``weights``, ``gammas``, ``rs``, ``sigmas``, and ``df``)
-    under the oracle global model (the centre theta_0 itself), a federated global model for
-    a method that has none, ``df`` without Student-t draws (``student_t``). ``cli``: named as
-    the command line's options (``riskcalc compare`` and ``sweep``), else as this module's
-    keywords: clients=5 with global_model="oracle", weights="uniform" or gammas under the
-    oracle, df=7 with Gaussian draws and a federated model for a local baseline were taken
-    and ignored; so were Haar-random ``eigvecs`` of Gaussian ``features`` (a rotated Gaussian
-    vector is the same Gaussian vector in distribution)."""
-    def name(key):
-        return "--" + key.replace("_", "-") if cli else key
-
-    if one_of(eigvecs, ("random",)) and one_of(features, ("gaussian",)):
-        raise ValueError(
-            ("--eigvecs random has no effect with --features gaussian (the default" if cli
-             else "eigvecs='random' has no effect with features='gaussian' (the default")
-            + ": a rotated Gaussian vector has the same law, so the simulation is the aligned "
-            "one in distribution); give " + ("--features rademacher or student-t" if cli else
-                                             "features='rademacher' or 'student-t'")
-            + " to see the eigenvectors matter or not")
-    if noise != "gaussian" and measure == "conditional":
-        raise ValueError(
-            (f"--noise {noise} has no effect under --measure conditional (the default" if cli
-             else f"noise={noise!r} has no effect with measure='conditional' (the default")
-            + ": the exact expectation over the noise given the designs, in which only its "
-            "variance sigma^2 enters); give " + ("--measure empirical" if cli else
-                                                 "measure='empirical'") + " to draw the noise")
-    federated = "--global federated" if cli else "global_model='federated'"
-    others = [name(k) for k in given if k != "df"]
-    if global_model != "federated" and others:
-        raise ValueError(f"{', '.join(others)} {'applies' if cli and len(others) == 1 else 'apply'}"
-                         f" with {federated} only (the oracle global model is the centre "
-                         "theta_0 itself, whatever the other clients)")
-    if global_model == "federated" and not get_estimator(method).centered:
-        raise ValueError(f"{federated} does not apply to {method}: it uses no global model")
-    if "df" in given and not student_t:
-        raise ValueError(f"{name('df')} applies with " + (
-            "--features student-t or --noise student-t" if cli else
-            "features='student-t' or noise='student-t'") + " only")
 
 
 class _CallableModule(types.ModuleType):

@@ -22,9 +22,10 @@ from types import SimpleNamespace
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (MAX_MINUTES, QUANTITIES, as_setting, check_minutes, check_run,
-                                federation_unused, measure_keyword, replicate_task,
-                                spec_to_dict, task_inputs, valid_replicate)
+from montecarlo.compare import (MAX_MINUTES, QUANTITIES, replicate_task, spec_to_dict,
+                                task_inputs, valid_replicate)
+from montecarlo.compare_checks import (as_setting, check_minutes, check_run, federation_unused,
+                                       measure_keyword)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.linear.estimators import get_estimator
@@ -102,7 +103,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     n_jobs, scheduler, progress, cache
         Passed to ``run_tasks``; ``cache`` makes an interrupted sweep resumable.
     max_minutes : float or None
-        Refuse a sweep estimated to take longer (``montecarlo.compare.check_minutes``; None:
+        Refuse a sweep estimated to take longer (``montecarlo.compare_checks.check_minutes``; None:
         no limit).
 
     Returns
@@ -209,7 +210,7 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
           steps, step_size) -> dict:
     """The checked grid of one setting and its replicate tasks (nothing predicted)."""
     federation_unused(as_setting(setting, "sweep"), method)
-    reps, steps, step_size = check_run(reps, kind, steps, step_size)
+    reps, steps, step_size = check_run(reps, kind, steps, step_size, method)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}

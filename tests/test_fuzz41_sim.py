@@ -127,8 +127,9 @@ def test_f9_apgd2_mu_above_L():
 
 def test_f10_quadratic_minimizer_failure_names_the_scale(capsys, tmp_path):
     # F10: paper001-fig2 at R = 1e8 blamed "l2 = 0 separable data ... set l2 > 0", a parameter
-    # the quadratic preset does not have; it now names the data's scale.
+    # the quadratic preset does not have; it named the data's scale. Since fuzz42 sim F3 the
+    # tolerance is relative to that scale and R = 1e8 answers.
     code, _, err = run_cli(["simulate", "paper001-fig2", "--out", tmp_path / "a.csv", "--set",
                             "m=2", "--set", "d=2", "--set", "R=1e8", "--set", "*.iterations=2",
                             "--no-progress"], capsys)
-    assert code == 2 and "labels' scale (R or noise" in err and "separable" not in err
+    assert code == 0 and "separable" not in err

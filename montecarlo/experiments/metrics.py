@@ -15,6 +15,15 @@
 * Optimization error: the same distances to the exact minimizer of the trajectory's objective
   (``montecarlo.experiments.objectives.minimize``).
 * Cost: communication rounds and local gradient / prox evaluations.
+* Divergence: a checkpoint whose objective (the one the trajectory minimizes,
+  ``objective_value``) is not finite or exceeds ``GROWTH`` times its value at the start (every
+  algorithm starts from the zero model), or that follows local steps expanding every direction
+  (``_expanding``), has diverged, and its metrics are NaN. The objectives are nonnegative and
+  every algorithm here descends them or stays within a few times their start (an accelerated
+  method's objective gap at most twice its start, Nesterov 2018, Sec. 2.2), so ``GROWTH``
+  orders of magnitude are divergence: gradient steps of size ``lr`` on ``f_i = L_i + l2/2 ||w||^2``
+  diverge once ``lr l2 > 2`` (the curvature is at least ``l2`` everywhere, the logistic
+  gradient bounded) and may from ``lr (L + l2) > 2``.
 
 With argmax labels ``w_*`` is not the risk minimizer (scaling it up lowers the loss), so the
 excess risk relative to ``w_*`` can be negative there.
@@ -24,8 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.experiments.objectives import minimize
+from montecarlo.experiments.objectives import minimize, objective_value
 from riskcalc._validate import as_array
+
+#: Growth of the objective over its value at the start (the zero model) read as divergence:
+#: paper004-synthetic at l2 = 40 (lr l2 = 4 > 2) reached 1e283 and printed it (fuzz42 sim F1).
+GROWTH = 1e3
 
 
 def exact_solution(trajectory, data):
@@ -65,10 +78,11 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
         ``ier`` (excess risk), ``local_stat_err``, ``local_opt_err``; aggregated (K, ...):
         ``accuracy_mean``, ``aer`` (mean IER), ``ier_max``, ``local_stat_err_mean``,
         ``local_stat_err_max``, ``global_stat_err``, ``local_opt_err_mean``,
-        ``global_opt_err``. Accuracy and risk are NaN for instances without test features
+        ``global_opt_err``; ``diverged`` (K, ...), bool (module docstring), where every
+        metric is NaN. Accuracy and risk are NaN for instances without test features
         (quadratic ones).
     """
-    idx = np.arange(len(trajectory.rounds)) if checkpoints is None else np.asarray(checkpoints)
+    idx = _checkpoints(trajectory, checkpoints)
     W, wg = trajectory.local[idx], trajectory.global_model[idx]
     out = {"rounds": trajectory.rounds[idx], "grad_evals": trajectory.grad_evals[idx],
            "prox_evals": trajectory.prox_evals[idx]}
@@ -101,6 +115,11 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
     else:
         out["accuracy"] = np.full(out["local_stat_err"].shape, np.nan)
         out["ier"] = np.full(out["local_stat_err"].shape, np.nan)
+    gone = out["diverged"] = diverged(trajectory, instance, idx)
+    for key in ("local_stat_err", "local_opt_err", "accuracy", "ier"):        # per client
+        out[key] = np.where(gone[..., None], np.nan, out[key])
+    for key in ("global_stat_err", "global_opt_err"):
+        out[key] = np.where(gone, np.nan, out[key])
     out["accuracy_mean"] = out["accuracy"].mean(-1)
     out["aer"] = out["ier"].mean(-1)
     out["ier_max"] = out["ier"].max(-1)
@@ -108,6 +127,67 @@ def evaluate(trajectory, instance, *, exact=None, checkpoints=None) -> dict:
     out["local_stat_err_max"] = out["local_stat_err"].max(-1)
     out["local_opt_err_mean"] = out["local_opt_err"].mean(-1)
     return out
+
+
+def diverged(trajectory, data, checkpoints=None):
+    """Whether each checkpoint of a trajectory has diverged: its objective not finite or above
+    ``GROWTH`` times its value at checkpoint 0, or after expanding local steps (module
+    docstring).
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    data : Instance or ClientLosses
+    checkpoints : sequence of int or None
+        Checkpoint indices (negative allowed); None for all.
+
+    Returns
+    -------
+    ndarray of bool, shape (K, ...)
+    """
+    losses = getattr(data, "train", data)
+    idx = _checkpoints(trajectory, checkpoints)
+
+    def value(k):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return objective_value(losses, trajectory.objective, trajectory.global_model[k],
+                                   trajectory.local[k], trajectory.lam)
+
+    start = value(0)
+    expanding = _expanding(trajectory, losses.l2)
+    return np.array([~(value(k) <= GROWTH * start) | expanding[k] for k in idx], bool)
+
+
+def _expanding(trajectory, l2):
+    """Per checkpoint, whether it follows local gradient steps that expand every direction:
+    a step ``w <- w - lr (grad L_i(w) + (l2 + lam) w - lam c)`` on a convex ``L_i`` has a
+    Jacobian with every eigenvalue below ``1 - lr (l2 + lam)``, under -1 once
+    ``lr (l2 + lam) > 2``, so the iterates leave every point at a geometric rate however few
+    steps were run (``local.lr=5`` at ``l2 = 0.5`` printed 2306 after 5 epochs; fuzz42 sim
+    F11). Where the local models restart from the server each round (FedAvg) or are coupled
+    to its moves, the run may still settle: only local training, fine-tuning and FedProx's
+    final local stage (paper 000 Alg. 2, Stage II) are read here."""
+    p, n = trajectory.params, len(trajectory.rounds)
+    out = np.zeros(n, bool)
+    rule = {"local": ("lr", 0.0, 1), "finetune": ("finetune_lr", 0.0, p.get("rounds", 0) + 1),
+            "fedprox": ("lr", trajectory.lam, n - 1)}.get(trajectory.method)
+    if rule is not None and n > rule[2] and p[rule[0]] * (l2 + rule[1]) > 2.0:
+        out[rule[2]:] = True
+    return out
+
+
+def _checkpoints(trajectory, checkpoints):
+    """Checkpoint indices: all for None, else integers in [-K, K) for K checkpoints (99 of 6
+    was numpy's IndexError; fuzz42 sim F15)."""
+    count = len(trajectory.rounds)
+    if checkpoints is None:
+        return np.arange(count)
+    idx = np.atleast_1d(np.asarray(checkpoints))
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu") \
+            or np.any((idx < -count) | (idx >= count)):
+        raise ValueError(f"checkpoints must be integers in [-{count}, {count}) (the trajectory "
+                         f"has {count} checkpoints), got {checkpoints!r:.60}")
+    return idx.astype(np.intp)      # [] reads as floats
 
 
 def rounds_to_accuracy(trajectory, exact, factor: float = 1e4):

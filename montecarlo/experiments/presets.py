@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
-from montecarlo.linear.instances import require_memory
+from montecarlo.runner.budget import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
 from riskcalc._validate import as_array, positive_int, real
 from riskcalc._text import decimal, distinct
@@ -237,6 +237,16 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         raise ValueError("target counts the rounds to get target times closer to the exact "
                          f"minimizer, which preset {spec['preset']} does not compute here: add "
                          "--set exact=true, or leave out target")
+    if spec["target"] is not None and spec["exact"]:
+        for label, (_, hyper) in spec["methods"].items():
+            every = hyper.get("record_every", 1)
+            if isinstance(every, (int, float)) and not isinstance(every, bool) and every > 1:
+                # The count is the first recorded iterate on target: apgd1.record_every=1e9
+                # reported 200 rounds (the last iterate) for APGD1's 19 (fuzz42 sim F6).
+                raise ValueError(f"{label}.record_every = {every:g} keeps every {every:g}-th "
+                                 "iterate, and rounds_to_target counts only those: its count "
+                                 "would be rounded up to that grid; leave record_every at 1, "
+                                 "or leave out target (--set target=null)")
     grid = spec["params"].get(spec["grid"], spec["grid_values"])
     if np.size(grid) == 0:
         raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")

@@ -75,6 +75,10 @@ def _run_rep(task):
             met = evaluate(traj, inst, exact=exact, checkpoints=picks)
             target = (rounds_to_accuracy(traj, exact, task["target"])
                       if task["target"] and exact is not None else None)
+            if target is not None:
+                # Not reached because diverged: NaN, "diverged" (was inf, "not reached ...
+                # allow more iterations" for paper001-fig2's apgd2.L=0.5; fuzz42 sim F7).
+                target = np.where(np.isinf(target) & met["diverged"][-1], np.nan, target)
             exact_met = (evaluate(_as_trajectory(traj, exact), inst, checkpoints=[0])
                          if exact is not None else None)
             rows += _rows(task, label, algo, values, where, batched, met, target, exact_met,

@@ -129,6 +129,8 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     m, n, d = (positive_int(k, v) for k, v in (("m", m), ("n", n), ("d", d)))
     n_test = positive_int("n_test", n_test)
     labels = _labels("labels", labels)
+    # ndim=0, checked: l2 = 0.1 + 0j (Python API) was float()'s TypeError (fuzz42 sim F12).
+    l2 = float(nonnegative("l2", l2, ndim=0))
     if w_norm is not None:
         w_norm = float(positive("w_norm", w_norm, ndim=0))
     rng = replicate_rng(seed, rep, 0)
@@ -142,7 +144,7 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     X = replicate_rng(seed, rep, 1).standard_normal((m, n, d))
     y = _draw_labels(replicate_rng(seed, rep, 2), (X @ w_star[..., None])[..., 0], labels)
     test_X = replicate_rng(seed, rep, 3).standard_normal((m, n_test, d))
-    params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, labels=labels, l2=float(l2),
+    params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, labels=labels, l2=l2,
                   w_norm=w_norm, seed=seed, rep=rep)
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
 
@@ -190,6 +192,7 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     cov_power = float(nonnegative("cov_power", cov_power, ndim=0))
     center_var = float(nonnegative("center_var", center_var, ndim=0))
     labels = _labels("labels", labels)
+    l2 = float(nonnegative("l2", l2, ndim=0))
     rng = replicate_rng(seed, rep, 0)
     u = np.sqrt(center_var) * rng.standard_normal(d)
     w_star = u + np.sqrt(R)[..., None, None] * rng.standard_normal((m, d))
@@ -200,8 +203,13 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     y = _draw_labels(replicate_rng(seed, rep, 2), (X @ w_star[..., None])[..., 0], labels)
     test_X = means + scale * replicate_rng(seed, rep, 3).standard_normal((m, n_test, d))
     params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, cov_power=cov_power,
-                  center_var=center_var, labels=labels, l2=float(l2), seed=seed, rep=rep)
+                  center_var=center_var, labels=labels, l2=l2, seed=seed, rep=rep)
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
+
+
+#: Smallest mu / L of ``quadratic_instance``: the smallest Hessian eigenvalue computed from
+#: X'X/d was within 4e-5 of mu at 1e-12 (d = 4 and 50), 2.5% at 1e-15, and 0 from ~1e-16.
+MIN_CONDITION = 1e-12
 
 
 def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 1e-2,
@@ -220,7 +228,7 @@ def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 
     m, d : int
         Clients and dimension (each client has ``d`` samples).
     L, mu : float
-        Largest and smallest Hessian eigenvalue, ``0 < mu <= L``.
+        Largest and smallest Hessian eigenvalue, ``MIN_CONDITION L <= mu <= L``.
     R : float
         Spread of the clients' models around their centre, >= 0.
     noise : float
@@ -231,6 +239,13 @@ def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 
     L, mu = float(positive("L", L, ndim=0)), float(positive("mu", mu, ndim=0))
     if mu > L:
         raise ValueError(f"mu must lie in (0, L] = (0, {L:g}], got {mu!r}")
+    if mu < MIN_CONDITION * L:
+        # The Hessians X_i'X_i/d carry a rounding of about u L: their smallest eigenvalue, mu,
+        # came out 0 from L/mu ~ 1e16 and the algorithms said "set l2 > 0", a key this
+        # instance does not have (fuzz42 sim F5).
+        raise ValueError(f"mu must be at least {MIN_CONDITION:g} L = {MIN_CONDITION * L:.3g} "
+                         f"(L = {L:g}): below, float64 Hessians X'X/d lose their smallest "
+                         f"eigenvalue to rounding; got mu = {mu!r}")
     # ndim=0: a list or matrix was a TypeError of float() (noise=[[1, 2], [3, 4]]).
     R, noise = float(nonnegative("R", R, ndim=0)), float(nonnegative("noise", noise, ndim=0))
     rng = replicate_rng(seed, rep, 0)

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from montecarlo.runner.budget import CLIENT_SECONDS, FLOP_SECONDS, REPLICATE_SECONDS
+from montecarlo.runner.budget import (CLIENT_SECONDS, FLOP_SECONDS, REPLICATE_SECONDS,
+                                      require_memory)
 from montecarlo.runner.seeding import replicate_rng
 from riskcalc._validate import as_array, one_of, parameter, positive_int
 from riskcalc.linear.model import ClientSpec
@@ -241,17 +242,6 @@ def check_memory(setting: Setting, gamma) -> None:
                    + (f") with {setting.clients} clients" if federated else ")"),
                    ("raise the other clients' gamma, " if many else "")
                    + ("lower --d or --clients" if federated else "lower --d"))
-
-
-def require_memory(need: float, what: str, advice: str) -> None:
-    """Raise ValueError if ``need`` bytes per replicate exceed the machine's physical memory;
-    the message names ``what`` needs it and gives ``advice``."""
-    from montecarlo.runner.budget import physical_memory
-
-    total = physical_memory()
-    if need > total:
-        raise ValueError(f"{what} needs about {need / 2**30:.3g} GiB per replicate, more than "
-                         f"this machine's {total / 2**30:.3g} GiB; {advice}")
 
 
 def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:

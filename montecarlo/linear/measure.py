@@ -65,7 +65,9 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     steps : int, optional
         Number of personalization gradient steps (None: converged, the closed forms).
     step_size : float, optional
-        Their step size (required with ``steps``).
+        Their step size (required with ``steps``, refused without). Both are ignored, like
+        ``tunings``, by a method without personalization (FedAvg), so that a batch of
+        ``measure_many`` shares them; ``compare`` and ``sweep`` refuse them there.
 
     Returns
     -------
@@ -97,6 +99,16 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     # Checked as every entry point checks them: tunings [nan] or [-1] measured rtfa as ftfa,
     # ["1"] was read as a number, steps -1 or 1.5 gave a bias, step_size nan an overflow
     # (fuzz41 measure F3).
+    # Was: measure(None, ...) an AttributeError, a request ("rtfa",) "not enough values to
+    # unpack" (fuzz42 sim F9).
+    if not isinstance(inst, Instance):
+        raise ValueError("inst must be a montecarlo.linear.instances.Instance (sample_instance"
+                         f"(...)), got {type(inst).__name__}")
+    try:
+        requests = [(method, tunings) for method, tunings in requests]
+    except (TypeError, ValueError):
+        raise ValueError("requests must be a sequence of (method, tunings) pairs, got "
+                         f"{requests!r:.60}") from None
     ests = [(get_estimator(method),
              np.atleast_1d(as_array("tunings", tunings, low=0.0, allow_inf=True, ndim=1)))
             for method, tunings in requests]
@@ -109,6 +121,11 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
             raise ValueError("personalization steps need a step size > 0")
         steps = positive_int("steps", steps, minimum=0)
         step_size = float(positive("step_size", step_size, ndim=0))
+    elif step_size is not None:
+        # Was ignored: measure(step_size=0.1) measured the converged closed forms, silently
+        # (compare refuses it; fuzz42 sim F4).
+        raise ValueError(f"step_size = {step_size!r} is only used with steps (the "
+                         "personalization gradient steps): give steps, or leave out step_size")
     federated = [inst.federated and est.centered for est, _ in ests]
     # At d <= decomposition.SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
     # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
@@ -122,6 +139,16 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
         return [_measure(inst, est, tunings, kind, steps, step_size, fed,
                          decs if fed else [decs[0].fresh()], centers)
                 for (est, tunings), fed in zip(ests, federated)]
+
+
+def no_steps(method: str, est) -> None:
+    """ValueError for personalization steps given to a method without personalization
+    (FedAvg: every client keeps the global model, so steps changed nothing and compare fedavg
+    --steps answered with a note; fuzz42 sim F8): ``compare`` and ``sweep``'s check."""
+    if not est.personalized:
+        raise ValueError(f"steps: {method} has no personalization (every client keeps the "
+                         "global model), so personalization steps change nothing; leave out "
+                         "steps and step_size")
 
 
 def _measure(inst, est, tunings, kind, steps, step_size, federated, decs, centers):

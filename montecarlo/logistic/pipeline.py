@@ -48,7 +48,7 @@ import numpy as np
 from scipy.special import expit
 
 from montecarlo.compare import MAX_MINUTES
-from montecarlo.linear.instances import require_memory
+from montecarlo.runner.budget import require_memory
 from montecarlo.logistic.fits import (Weighted, check_fedprox_lams, check_weights, fedprox_model,
                                       global_model)
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeline_seconds

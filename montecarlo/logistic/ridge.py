@@ -25,7 +25,7 @@ from scipy.special import expit
 
 from montecarlo.experiments.objectives import ClientLosses, prox
 from montecarlo.compare import MAX_MINUTES
-from montecarlo.linear.instances import require_memory
+from montecarlo.runner.budget import require_memory
 from montecarlo.logistic.fits import Weighted
 from montecarlo.logistic.pipeline import client_sizes, logistic_spectrum
 from montecarlo.runner.budget import check_minutes, check_tasks, logistic_replicate_seconds

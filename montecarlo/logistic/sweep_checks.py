@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.linear.instances import require_memory
+from montecarlo.runner.budget import require_memory
 from montecarlo.logistic import pipeline
 from montecarlo.runner.budget import check_minutes as check
 from montecarlo.runner.budget import logistic_pipeline_seconds, logistic_replicate_seconds

@@ -62,6 +62,15 @@ def physical_memory() -> float:
     return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
+def require_memory(need: float, what: str, advice: str) -> None:
+    """Raise ValueError if ``need`` bytes per replicate exceed the machine's physical memory;
+    the message names ``what`` needs it and gives ``advice``."""
+    total = physical_memory()
+    if need > total:
+        raise ValueError(f"{what} needs about {need / 2**30:.3g} GiB per replicate, more than "
+                         f"this machine's {total / 2**30:.3g} GiB; {advice}")
+
+
 def check_tasks(count: int, what: str, advice: str) -> None:
     """Refuse, before building the task list, more tasks than memory can hold the
     bookkeeping of (``count * TASK_BYTES`` beyond half the physical memory)."""

@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from montecarlo.experiments.cost import check_rows, preset_replicate_seconds
+from montecarlo.experiments.metrics import GROWTH
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
                                                 valid_rows)
@@ -132,6 +133,7 @@ def run(args) -> int:
             writer.writeheader()
             writer.writerows(rows)
     column = PRESETS[args.preset].summary
+    counted = spec["exact"] and spec["target"] is not None    # rounds_to_target computed
     table = summarize(rows, column)
     methods = list(dict.fromkeys(m for m, _ in table))
     values = sorted({v for _, v in table})
@@ -140,8 +142,8 @@ def run(args) -> int:
     print(f"{grid:>10} " + " ".join(f"{m:>14}" for m in methods))
     for v in values:
         cells = (table.get((m, v), (math.nan, math.nan))[0] for m in methods)
-        print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column):>14}" for c in cells))
-    words = {_cell(c, column) for c, _ in table.values() if not math.isfinite(c)}
+        print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column, counted):>14}" for c in cells))
+    words = {_cell(c, column, counted) for c, _ in table.values() if not math.isfinite(c)}
     for word in sorted(words):
         print(f"{word}: {NOT_FINITE[word]} (" + ("null in the JSON lines" if jsonl
                                                  else f"{CSV[word]} in the CSV") + ")")
@@ -154,17 +156,25 @@ NOT_FINITE = {"not reached": "the target was not reached within the iterations r
                              "replicate); allow more iterations with --set",
               "not computed": "rounds_to_target needs a target and exact minimizers "
                               "(--set target=1e4 --set exact=true)",
-              "diverged": "the iterates overflowed (a step size too large for the instance?)"}
+              "diverged": f"the iterates overflowed, the objective grew past {GROWTH:g} "
+                          "times its value at the start, or local steps expand every direction:"
+                          " step sizes too large for the instance (gradient steps of size lr on "
+                          "a loss plus (l2 + lam)/2 ||w - c||^2 diverge once lr (l2 + lam) > 2, "
+                          "and may from lr (L + l2 + lam) > 2, L the loss's smoothness); lower "
+                          "them with --set"}
 
 
 #: What the CSV holds in the place of each word of ``NOT_FINITE``.
 CSV = {"not reached": "inf", "not computed": "NaN", "diverged": "NaN or inf"}
 
 
-def _cell(value: float, column: str) -> str:
-    """A table cell: the number, or the word of ``NOT_FINITE`` for a mean that is none."""
+def _cell(value: float, column: str, counted: bool = False) -> str:
+    """A table cell: the number, or the word of ``NOT_FINITE`` for a mean that is none
+    (``counted``: rounds_to_target was computed, so a NaN count is a run that diverged)."""
     if math.isfinite(value):
         return f"{value:.5g}"
-    if column == "rounds_to_target":
-        return "not reached" if value == math.inf else "not computed"
+    if column == "rounds_to_target" and value == math.inf:
+        return "not reached"
+    if column == "rounds_to_target" and not counted:
+        return "not computed"
     return "diverged"

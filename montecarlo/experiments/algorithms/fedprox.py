@@ -128,7 +128,10 @@ def theorem2_inner_steps(c, lam, lr, global_lr):
     if np.any(step > 1):    # was: int(nan), "cannot convert float NaN to integer"
         raise ValueError("inner_steps must be given when lr > 1/mu_l = 1/(mu + lam): paper 004 "
                          "eq. (12) takes lr <= 1/L_l = 1/(L + lam)")
-    need = np.log(gap ** 4 / (2.0 + 64.0 * (lam / c["mu"]) ** 2))
+    # In logs: (lam/mu)^2 overflowed past lam/mu ~ 1e154 (l2 = 1e-300 gave K = inf,
+    # "cannot convert float infinity to integer"; fuzz42 sim F10).
+    need = 4.0 * np.log(gap) - np.logaddexp(np.log(2.0),
+                                            np.log(64.0) + 2.0 * np.log(lam / c["mu"]))
     # At lr mu_l = 1 (mu = L, or lam past ~1e16 L) one step solves the inner problem: K = 1
     # (was: log1p(-1) = -inf gave K = 0 steps and a FedProx that never moved; fuzz41 sim F3).
     with np.errstate(divide="ignore"):

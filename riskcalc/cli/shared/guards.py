@@ -295,8 +295,8 @@ def time_limit(seconds: float):
 def simulation_options(args) -> None:
     """Options of ``compare``/``sweep``: the counts and numbers of the simulation checked,
     named as the options, and those that have no effect in the chosen mode are errors
-    (``montecarlo.compare.unused_options``, the Python API's check, named as the options)."""
-    from montecarlo.compare import unused_options
+    (``montecarlo.compare_checks.unused_options``, the Python API's check, named as the options)."""
+    from montecarlo.compare_checks import unused_options
     from riskcalc._validate import as_array, positive_int, seed_integer
 
     # Named as the options, as check-method and the logistic family name them (was "reps
