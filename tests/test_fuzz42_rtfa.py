@@ -1,0 +1,20 @@
+"""Issue 32, fuzz42 (rtfa): what this fuzz found, each test failing before.
+
+The references are 700-digit mpmath evaluations of the same finite-M limits (Sigma = I,
+``riskcalc.linear.finite_clients.identity``), with the traces taken over the whole
+Marchenko-Pastur law (no atom split) and the subordination solved to full precision.
+"""
+
+import pytest
+
+from riskcalc import clients_limit
+
+
+@pytest.mark.parametrize("method, want", [("rtfa", 1.4999999699000006e-20),
+                                          ("fedavg", 1.4999999999000001e-20)])
+def test_f1_data_rich_bias_not_a_rounding_floor(method, want):
+    # gamma [1e-10, 2] at lam 1e8: the data-rich client's own bias J0 - 2 p J3 + p^2 Jfb
+    # cancelled O(1) terms: RTFA printed 3.3e-16 for 1.5e-20 (FedAvg lost its own share).
+    kw = {"lam": 1e8} if method == "rtfa" else {}
+    got = clients_limit(method, gamma=[1e-10, 2], r=1, sigma=1, **kw).bias[0]
+    assert got == pytest.approx(want, rel=1e-6, abs=0)
