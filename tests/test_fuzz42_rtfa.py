@@ -18,3 +18,13 @@ def test_f1_data_rich_bias_not_a_rounding_floor(method, want):
     kw = {"lam": 1e8} if method == "rtfa" else {}
     got = clients_limit(method, gamma=[1e-10, 2], r=1, sigma=1, **kw).bias[0]
     assert got == pytest.approx(want, rel=1e-6, abs=0)
+
+
+@pytest.mark.parametrize("method, want", [("rtfa", 3.9999999192000015e-20),
+                                          ("fedavg", 3.9999999992000003e-20)])
+def test_f2_data_rich_subordination_without_cancellation(method, want):
+    # gamma [1e-10, 1]: u = (1 - (1 - gamma) x) / ... and D Q - 1 = var_b / g^2 - D sum qv
+    # cancelled ~1e-10 terms (1.5e-7 and 6e-7 relative): the bias was off by 2e-7.
+    kw = {"lam": 1e8} if method == "rtfa" else {}
+    got = clients_limit(method, gamma=[1e-10, 1], r=1, sigma=1, **kw).bias[0]
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
