@@ -28,3 +28,13 @@ def test_f2_data_rich_subordination_without_cancellation(method, want):
     kw = {"lam": 1e8} if method == "rtfa" else {}
     got = clients_limit(method, gamma=[1e-10, 1], r=1, sigma=1, **kw).bias[0]
     assert got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("method, want", [("rtfa", 3.9999999200000014e-200),
+                                          ("fedavg", 4.0000000000000002e-200)])
+def test_f3_data_poor_variance_of_the_resolvent_not_underflowed(method, want):
+    # gamma [1e-100, 1]: the data-poor client's var_r ~ gamma x^4 = 1e-400 underflowed to 0,
+    # so the data-rich client lost a quarter of its bias (3e-200; RTFA 2.2e-16 before F2).
+    kw = {"lam": 1e8} if method == "rtfa" else {}
+    got = clients_limit(method, gamma=[1e-100, 1], r=1, sigma=1, **kw).bias[0]
+    assert got == pytest.approx(want, rel=1e-12, abs=0)

@@ -153,8 +153,11 @@ def _root(gam, u):
 def per_p2(var_r, gam, x, u, p):
     """var_r / p^2 (``moments``); where p^2 is below the normal doubles (gamma_j 1e-100 beside
     1e100: p = 1e-200, whose x^3 and p^2 underflowed to 0 / 0, and Q was NaN: fuzz42 misc
-    F4) from gamma x (x / p)^2 / ((1 + gamma x) root), which forms neither."""
-    small = np.abs(p) < _P_SMALL
+    F4) from gamma x (x / p)^2 / ((1 + gamma x) root), which forms neither; so too where
+    var_r ~ gamma x^4 left the normal doubles (gamma [1e-100, 1]: x = 1e-100, var_r = 0, and
+    the data-rich client lost the others' part of its bias, 3e-200 for 4e-200: fuzz42 rtfa
+    F3)."""
+    small = (np.abs(p) < _P_SMALL) | (np.abs(var_r) < _P_SMALL ** 2)
     if not np.any(small):
         return var_r / p ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -162,7 +165,8 @@ def per_p2(var_r, gam, x, u, p):
     return np.where(small, gam * x * (x / p) ** 2 / ((1.0 + gam * x) * _root(gam, u)), plain)
 
 
-#: Weights below which ``per_p2`` does not divide by p^2 (whose square is then below 1e-300).
+#: Weights below which ``per_p2`` does not divide by p^2 (whose square is then below 1e-300),
+#: and (squared) variances var_r below which it does not divide them.
 _P_SMALL = 1e-150
 
 
