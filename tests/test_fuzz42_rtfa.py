@@ -38,3 +38,11 @@ def test_f3_data_poor_variance_of_the_resolvent_not_underflowed(method, want):
     kw = {"lam": 1e8} if method == "rtfa" else {}
     got = clients_limit(method, gamma=[1e-100, 1], r=1, sigma=1, **kw).bias[0]
     assert got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+def test_f4_rtfa_quadrature_converges_relative_to_small_traces():
+    # lam 1.3e-4 beside the data-rich client's u = 0.63 (the quadrature route): its traces
+    # ~ lam^2 converged to the rules' 1e-12 absolute tolerance, the bias off by 6e-8.
+    got = clients_limit("rtfa", gamma=[3.62143e-07, 0.000353582, 5.77462e-07], r=1, sigma=1,
+                        lam=1.3e-4).bias[0]
+    assert got == pytest.approx(5.0215482816083998e-9, rel=1e-12, abs=0)
