@@ -46,3 +46,11 @@ def test_f4_rtfa_quadrature_converges_relative_to_small_traces():
     got = clients_limit("rtfa", gamma=[3.62143e-07, 0.000353582, 5.77462e-07], r=1, sigma=1,
                         lam=1.3e-4).bias[0]
     assert got == pytest.approx(5.0215482816083998e-9, rel=1e-12, abs=0)
+
+
+def test_f5_pfedme_at_a_huge_penalty_is_fedavg():
+    # pFedMe -> FedAvg as lam -> infinity (within O(1/lam)): at gamma [1e-10, 1], lam 1e12
+    # the data-rich client's bias was 4.0000007e-20 for FedAvg's 3.9999999992e-20 (the
+    # data-poor client's var_b = tau((1 / (b + t) - g)^2) lost 7e-7 to cancellation).
+    got = clients_limit("pfedme", gamma=[1e-10, 1], r=1, sigma=1, lam=1e12).bias[0]
+    assert got == pytest.approx(3.9999999992000003e-20, rel=1e-10, abs=0)
