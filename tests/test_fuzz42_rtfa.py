@@ -54,3 +54,10 @@ def test_f5_pfedme_at_a_huge_penalty_is_fedavg():
     # data-poor client's var_b = tau((1 / (b + t) - g)^2) lost 7e-7 to cancellation).
     got = clients_limit("pfedme", gamma=[1e-10, 1], r=1, sigma=1, lam=1e12).bias[0]
     assert got == pytest.approx(3.9999999992000003e-20, rel=1e-10, abs=0)
+
+
+def test_f6_pfedme_data_rich_shift_below_rounding():
+    # gamma [1e-100, 1], lam 1e12: the data-rich client's t ~ 1e-100 was solved from
+    # G(t) = g, where it is below rounding (t ~ eps): bias 1.2e-32 for FedAvg's 4e-200.
+    got = clients_limit("pfedme", gamma=[1e-100, 1], r=1, sigma=1, lam=1e12).bias[0]
+    assert got == pytest.approx(4.0000000000000002e-200, rel=1e-10, abs=0)

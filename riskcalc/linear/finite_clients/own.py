@@ -34,7 +34,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, cli
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
                                                           check_weight_range, global_cap, objective,
                                                           peak_left_out, phi_zero,
-                                                          quadrature_peak)
+                                                          quadrature_peak, refined_shifts)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -62,8 +62,9 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
     try:
-        g, t = _subordination(gam, p, count, objective(method, tuning)[0],
-                              quadrature_peak(method, tuning, gam, count))
+        phi, peak = objective(method, tuning)[0], quadrature_peak(method, tuning, gam, count)
+        g, t = _subordination(gam, p, count, phi, peak)
+        t = refined_shifts(gam, p, count, phi, g, t, peak)
         return assemble(r, sigma, gam, p, count, g,
                         *own_sources(method, gam, tuning, p, t, g, count=count))
     except SolverError as exc:
