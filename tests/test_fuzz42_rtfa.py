@@ -61,3 +61,16 @@ def test_f6_pfedme_data_rich_shift_below_rounding():
     # G(t) = g, where it is below rounding (t ~ eps): bias 1.2e-32 for FedAvg's 4e-200.
     got = clients_limit("pfedme", gamma=[1e-100, 1], r=1, sigma=1, lam=1e12).bias[0]
     assert got == pytest.approx(4.0000000000000002e-200, rel=1e-10, abs=0)
+
+
+def test_f7_rtfa_tuning_risks_agree_with_the_limit():
+    # RTFA's tuning risks (advise) subtracted the data-rich client's own term from the sums
+    # over the federation: at gamma [1e-10, 1], sigma 1e-12, its risk 1e-20 for 4e-20.
+    import numpy as np
+
+    from riskcalc.linear.finite_clients.identity import rtfa_risks
+
+    got = rtfa_risks(np.array([1e-10, 1.0]), np.ones(2), np.full(2, 1e-12), "samples",
+                     [[1e8, 1e8]])[0, 0]
+    want = clients_limit("rtfa", gamma=[1e-10, 1], r=1, sigma=1e-12, lam=1e8).risk[0]
+    assert got == pytest.approx(want, rel=1e-12, abs=0)

@@ -219,9 +219,11 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     count = np.ones(gam.size)
     p, g, x, u, var_r = subordination(gam, count, weights)
     D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
-    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
+    terms = summands(r, sigma, gam, p, g, D, var_b, Eb, Ev)
+    totals = federation_totals(count, g, *terms)
     if not totals[0] > 0:
         raise not_positive(totals[0], gam, count)
+    others = [_others(count, w) for w in terms]
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -233,7 +235,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
         src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
                       tile(var_r), strict=False)
         bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
-                             totals=totals)
+                             totals=totals, others=[tile(o) for o in others])
         out[blk] = (bias + var).reshape(k, gam.size)
     return np.where(np.isnan(out), np.inf, out)
 
@@ -271,7 +273,7 @@ def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
     return D, var_b, E2, E1, J, own
 
 
-def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None, others=None):
     """Bias and variance of step 2 from the subordination quantities of step 4, per group.
 
     D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
@@ -282,7 +284,10 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     (Q, sum count wb, sum count wv) = ``federation_totals``; given as ``totals``, they are
     held fixed (``finite_clients.gradient`` differentiates through them separately; the
     steps of ``finite_clients_steps`` evaluate several filters per group). Complex inputs
-    (complex steps) skip the checks of sign.
+    (complex steps) skip the checks of sign. ``others``: per group, the other clients' sums of
+    qv, wb and wv (``_others``), with ``totals`` where those do not depend on the penalty
+    (``rtfa_risks``): ``totals`` alone subtract a group's term from the sums, which cancels
+    for a data-rich client (gamma [1e-10, 1]: its bias 1e-20 for 4e-20; fuzz42 rtfa F7).
     """
     qv, wb, wv = summands(r, sigma, gam, p, g, D, var_b, Eb, Ev)
     Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
@@ -290,17 +295,19 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     if not np.iscomplexobj(Q) and not Q > 0:
         raise not_positive(Q, gam, count)
     J0, J1, Jfv, Jfb, J3, J4 = J
-    if totals is None:      # the others' sums without subtracting the group's own term
-        others_b, others_v = _others(count, wb), _others(count, wv)
+    if others is not None:
+        others_q, others_b, others_v = others
+    elif totals is None:      # the others' sums without subtracting the group's own term
+        others_q, others_b, others_v = _others(count, qv), _others(count, wb), _others(count, wv)
     else:
-        others_b, others_v = sum_b - wb, sum_v - wv
+        others_q, others_b, others_v = None, sum_b - wb, sum_v - wv
     if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
         others_b, others_v = np.maximum(others_b, 0.0), np.maximum(others_v, 0.0)
     # D Q - 1 = var_b / g^2 - D sum count qv (var_b = D - g^2) = -D (the others' qv): a
     # data-rich client, p ~ 1, has D Q ~ 1, and the two terms of the difference ~ 1e-10 cancel
     # to 1e-20 at gamma [1e-10, 1] (6e-7 relative; fuzz42 rtfa F2); totals held fixed
     # (``gradient``) keep D Q - 1.
-    dq1 = -D * _others(count, qv) if totals is None else D * Q - 1.0
+    dq1 = -D * others_q if others_q is not None else D * Q - 1.0
     tpb = -Eb * dq1 / (D * (1.0 + dq1))
     tpv = -Ev * dq1 / (D * (1.0 + dq1))
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
