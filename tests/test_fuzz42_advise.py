@@ -101,7 +101,9 @@ def test_shared_tuning_leaves_its_grid_where_the_risk_falls_beyond_it():
     at10 = clients_limit("pfedme", lam=10.0, weights="uniform", **fed.limit_kwargs())
     assert uniform.mean_risk <= at10.mean_risk
     best = next(c for c in adv.candidates if c.weights == "optimal")
-    assert best.mean_risk <= min(c.mean_risk for c in adv.candidates)
+    # Within rounding: weights given as an array (optimal) and as "samples" evaluate the same
+    # weights 1e-15 apart (fuzz42 rtfa F2 moved that rounding).
+    assert best.mean_risk <= min(c.mean_risk for c in adv.candidates) * (1.0 + 1e-12)
 
 
 # --- F4: a round count at the cap, said nothing ----------------------------------------------

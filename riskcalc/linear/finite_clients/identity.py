@@ -129,8 +129,15 @@ def moments(gam, count, p, g):
     for complex p, g: ``finite_clients.gradient`` differentiates them by complex steps)."""
     x = p * g
     # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
-    u = (np.zeros_like(x) if count.sum() == 1
-         else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
+    if count.sum() == 1:
+        u = np.zeros_like(x)
+    elif np.iscomplexobj(x):    # complex steps differentiate this form in p and g apart
+        u = np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0)
+    else:
+        # 1 - (1 - gamma) x = (1 + gamma x) sum_(l != j) x_l / (1 + gamma_l x_l) at the root
+        # of step 3, summed without cancelling: a data-rich client's 1 - x ~ 1e-10 lost six
+        # digits of u (gamma [1e-10, 1]: its bias off by 2e-7), at 1e-100 all (fuzz42 rtfa F2).
+        u = _others(count, x / (1.0 + gam * x)) / x
     return x, u, gam * x ** 3 / ((1.0 + gam * x) * _root(gam, u))
 
 
@@ -146,8 +153,11 @@ def _root(gam, u):
 def per_p2(var_r, gam, x, u, p):
     """var_r / p^2 (``moments``); where p^2 is below the normal doubles (gamma_j 1e-100 beside
     1e100: p = 1e-200, whose x^3 and p^2 underflowed to 0 / 0, and Q was NaN: fuzz42 misc
-    F4) from gamma x (x / p)^2 / ((1 + gamma x) root), which forms neither."""
-    small = np.abs(p) < _P_SMALL
+    F4) from gamma x (x / p)^2 / ((1 + gamma x) root), which forms neither; so too where
+    var_r ~ gamma x^4 left the normal doubles (gamma [1e-100, 1]: x = 1e-100, var_r = 0, and
+    the data-rich client lost the others' part of its bias, 3e-200 for 4e-200: fuzz42 rtfa
+    F3)."""
+    small = (np.abs(p) < _P_SMALL) | (np.abs(var_r) < _P_SMALL ** 2)
     if not np.any(small):
         return var_r / p ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -155,7 +165,8 @@ def per_p2(var_r, gam, x, u, p):
     return np.where(small, gam * x * (x / p) ** 2 / ((1.0 + gam * x) * _root(gam, u)), plain)
 
 
-#: Weights below which ``per_p2`` does not divide by p^2 (whose square is then below 1e-300).
+#: Weights below which ``per_p2`` does not divide by p^2 (whose square is then below 1e-300),
+#: and (squared) variances var_r below which it does not divide them.
 _P_SMALL = 1e-150
 
 
@@ -208,9 +219,11 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     count = np.ones(gam.size)
     p, g, x, u, var_r = subordination(gam, count, weights)
     D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
-    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
+    terms = summands(r, sigma, gam, p, g, D, var_b, Eb, Ev)
+    totals = federation_totals(count, g, *terms)
     if not totals[0] > 0:
         raise not_positive(totals[0], gam, count)
+    others = [_others(count, w) for w in terms]
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -222,7 +235,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
         src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
                       tile(var_r), strict=False)
         bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
-                             totals=totals)
+                             totals=totals, others=[tile(o) for o in others])
         out[blk] = (bias + var).reshape(k, gam.size)
     return np.where(np.isnan(out), np.inf, out)
 
@@ -250,10 +263,17 @@ def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
         J = target_traces(gam, lam, p, u, strict)
         if own is None:
             _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
+    # The own bias's J0 - 2 p J3 + p^2 Jfb (``assemble``) is tau(f (1 - p S (b+t)^-1)^2) =
+    # t^2 J1 (t = p u): as one trace (J3 = Jfb = 0, as ``own.own_sources``), free of the
+    # cancellation of O(1) terms where a data-rich client's p is near 1 (gamma [1e-10, 1] at
+    # lam 1e8: RTFA's bias 3.3e-16 for 4e-20; fuzz42 rtfa F1). u = 0 (M = 1): as before.
+    with np.errstate(over="ignore", invalid="ignore"):
+        J[0] = np.where(u != 0, (p * u) ** 2 * J[1], J[0] - 2.0 * p * J[4] + p ** 2 * J[3])
+    J[3], J[4] = 0.0 * J[3], 0.0 * J[4]
     return D, var_b, E2, E1, J, own
 
 
-def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None, others=None):
     """Bias and variance of step 2 from the subordination quantities of step 4, per group.
 
     D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
@@ -264,7 +284,10 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     (Q, sum count wb, sum count wv) = ``federation_totals``; given as ``totals``, they are
     held fixed (``finite_clients.gradient`` differentiates through them separately; the
     steps of ``finite_clients_steps`` evaluate several filters per group). Complex inputs
-    (complex steps) skip the checks of sign.
+    (complex steps) skip the checks of sign. ``others``: per group, the other clients' sums of
+    qv, wb and wv (``_others``), with ``totals`` where those do not depend on the penalty
+    (``rtfa_risks``): ``totals`` alone subtract a group's term from the sums, which cancels
+    for a data-rich client (gamma [1e-10, 1]: its bias 1e-20 for 4e-20; fuzz42 rtfa F7).
     """
     qv, wb, wv = summands(r, sigma, gam, p, g, D, var_b, Eb, Ev)
     Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
@@ -272,15 +295,19 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     if not np.iscomplexobj(Q) and not Q > 0:
         raise not_positive(Q, gam, count)
     J0, J1, Jfv, Jfb, J3, J4 = J
-    if totals is None:      # the others' sums without subtracting the group's own term
-        others_b, others_v = _others(count, wb), _others(count, wv)
+    if others is not None:
+        others_q, others_b, others_v = others
+    elif totals is None:      # the others' sums without subtracting the group's own term
+        others_q, others_b, others_v = _others(count, qv), _others(count, wb), _others(count, wv)
     else:
-        others_b, others_v = sum_b - wb, sum_v - wv
+        others_q, others_b, others_v = None, sum_b - wb, sum_v - wv
     if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
         others_b, others_v = np.maximum(others_b, 0.0), np.maximum(others_v, 0.0)
-    # D Q - 1 = var_b / g^2 - D sum count qv (var_b = D - g^2) without cancelling O(1) terms
-    # (a data-rich client, p ~ 1, has D Q ~ 1); totals held fixed (``gradient``) keep D Q - 1.
-    dq1 = var_b / g ** 2 - D * np.sum(count * qv) if totals is None else D * Q - 1.0
+    # D Q - 1 = var_b / g^2 - D sum count qv (var_b = D - g^2) = -D (the others' qv): a
+    # data-rich client, p ~ 1, has D Q ~ 1, and the two terms of the difference ~ 1e-10 cancel
+    # to 1e-20 at gamma [1e-10, 1] (6e-7 relative; fuzz42 rtfa F2); totals held fixed
+    # (``gradient``) keep D Q - 1.
+    dq1 = -D * others_q if others_q is not None else D * Q - 1.0
     tpb = -Eb * dq1 / (D * (1.0 + dq1))
     tpv = -Ev * dq1 / (D * (1.0 + dq1))
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))

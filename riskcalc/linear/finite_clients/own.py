@@ -34,7 +34,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, cli
 from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_pooled,
                                                           check_weight_range, global_cap, objective,
                                                           peak_left_out, phi_zero,
-                                                          quadrature_peak)
+                                                          quadrature_peak, refined_shifts)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
@@ -62,8 +62,9 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
     try:
-        g, t = _subordination(gam, p, count, objective(method, tuning)[0],
-                              quadrature_peak(method, tuning, gam, count))
+        phi, peak = objective(method, tuning)[0], quadrature_peak(method, tuning, gam, count)
+        g, t = _subordination(gam, p, count, phi, peak)
+        t = refined_shifts(gam, p, count, phi, g, t, peak)
         return assemble(r, sigma, gam, p, count, g,
                         *own_sources(method, gam, tuning, p, t, g, count=count))
     except SolverError as exc:
@@ -103,6 +104,18 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None, count=None):
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
     var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T,
                       peak=z)[0]
+    # A data-poor client (t g > 0.999, where the form above loses over 1e3 eps): (b + t)^-1 =
+    # (1 - w) / t, w = b (b + t)^-1 ~ p: its var_b is w's over t^2 (gamma [1e-10, 1]: 7e-7 lost;
+    # fuzz42 rtfa F5). Complex steps keep the form in g that ``gradient._own_jet`` differentiates.
+    poor = np.real(t * g) > 0.999
+    if np.any(poor) and not np.iscomplexobj(var_b):
+        def w(s, P, T, m=0.0):
+            b = P * phi(s)
+            return (b / (b + T) - m,)
+        Pp, Tp = P[poor], T[poor]
+        m = mp_expect(gam[poor], w, Pp, Tp, peak=z)[0][:, None]
+        var_b[poor] = mp_expect(gam[poor], lambda s, P, T, m: (w(s, P, T, m)[0] ** 2,), Pp, Tp,
+                                m, peak=z)[0] / t[poor] ** 2
     perp = np.maximum(1.0 - 1.0 / gam, 0.0)
     zero = np.zeros_like(gam)
     if method == "fedavg":
