@@ -1,8 +1,9 @@
 """Issue 32, fuzz42 (steps2): what this fuzz found, each test failing before."""
 
+import numpy as np
 import pytest
 
-from riskcalc import steps_limit
+from riskcalc import Spectrum, steps_limit
 
 
 @pytest.mark.parametrize("gamma, steps, step_size, bias", [
@@ -17,3 +18,17 @@ def test_a_tiny_bias_near_gamma_one_is_resolved_not_rounding(gamma, steps, step_
     Below 1e-6 the plain sum of (1 - f)^2 is now taken once it settles."""
     res = steps_limit("ftfa", gamma=gamma, r=1, sigma=0, steps=steps, step_size=step_size)
     assert res.bias == pytest.approx(bias, rel=1e-11, abs=0)
+
+
+def test_a_bias_far_above_the_one_contours_tolerance_answers_where_the_bands_fail():
+    """F2: 1e4 steps of 1e-12 at gamma 0.7 under an atom 1 (weight 0.001) and 60 atoms
+    log-spaced over [1e8, 1e12] were refused (fuzz42 steps F7: the bias lies below 1e-2 of the
+    mass 1.15e11 and the bands fail), where one contour's 22983291.246351 lies 2e9 times above
+    its tolerance 0.0115 and within 1e-14 relative of the bands with 32768 nodes (likewise on 9
+    more such spectra within 3e-10, among them F7's 60 atoms over [1e10, 1e14] after 499066
+    steps of 7.28e-15: 2272.796483). Now it stands from 1e3 times its tolerance; a bias below
+    that is still refused (test_fuzz42_steps F7)."""
+    sp = Spectrum([1.0, *np.logspace(8, 12, 60)], weights=[0.001] + [0.999 / 60] * 60)
+    res = steps_limit("ftfa", gamma=0.7, r=1, sigma=0, steps=1e4, step_size=1e-12,
+                      spectrum=sp)
+    assert res.bias == pytest.approx(22983291.246351056, rel=1e-11)
