@@ -32,6 +32,12 @@ SPLIT = ATOL_GENERAL / RTOL_GENERAL
 #: decayed band, ~20 sqrt(eta k h / 2) nodes for h its half width, to the one contour: bias
 #: 0.0615 for mpmath's 0.0606 after 7773 steps; fuzz42 steps F6).
 WIDE, BAND_NODES = 4.0, 2 ** 12
+#: Where the bands fail, one contour's bias below SPLIT of the mass stands if it is RESOLVED
+#: times its tolerance at least (else refused): on 10 such spectra (1 + 30 to 200 atoms over
+#: [1e8, 1e14], gamma 0.7-0.9, 1e4-2e6 steps) within 3e-10 relative (2.6e-6 of the tolerance)
+#: of the bands with 32768 nodes; 60 atoms after 499066 steps of 7.28e-15 at gamma 0.7 were
+#: refused where it gives 2272.796483 (fuzz42 steps2 F2).
+RESOLVED = 1e3
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
@@ -161,12 +167,21 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             # each band on its own ellipse (``_banded``; fuzz41 steps F2).
             if got := banded():
                 (b, v), atom = got
-            elif gaps[g]:   # one contour's 0.0 for the bands' 2257 (fuzz42 steps F7)
+            elif gaps[g] and b + atom < RESOLVED * ATOL_GENERAL * spectrum.mean:
+                # one contour's 0.0 for the bands' 2257 (fuzz42 steps F7)
                 raise SolverError(_UNRESOLVED.format(spectrum.mean, ATOL_GENERAL * spectrum.mean,
-                                                     BAND_NODES))
+                                                     RESOLVED, BAND_NODES))
         # Both are integrals of squares: a value below 0 within the rule's absolute tolerance
         # is 0 (bias -1.1e-8 printed under two-point:1e-8,1e8,0.5, tolerance 5e-6; fuzz39 F4).
         tol = 8 * ATOL_GENERAL * spectrum.mean
+        if l == 0 and not (past or edge):
+            # FTFA: (1 - f)^2 = q^(2k) is convex in s, on [x_lo, x_hi] at most at an end, its
+            # integral at most that times the mass int t dH plus the atom at 0: the contour's
+            # noise within its tolerance was printed (bias 1.55e-223 for ~1e-440 under 1000
+            # atoms over [0.1, 10] at gamma 0.3 after 1e6 steps of 0.01; fuzz42 steps2 F3).
+            with np.errstate(divide="ignore"):
+                most = 2.0 * kk * max(np.log(abs(1.0 - e * lo)), np.log(abs(1.0 - e * hi)))
+            b = min(b + atom, atoms[g] + spectrum.mean * np.exp(most)) - atom
         bias[idx], var[idx] = _nonnegative(b + atom, tol), g * _nonnegative(v, 8 * ATOL_GENERAL)
     return bias, var
 
@@ -246,11 +261,11 @@ def _nonnegative(value: float, tol: float) -> float:
 
 #: Why a bias below SPLIT of the mass is refused where the bands fail (fuzz42 steps F7).
 _UNRESOLVED = ("finite-step integral: the bias lies below 1e-2 of the spectrum's mass int t "
-               "dH = {:.3g}, where one contour resolves it only to {:.2g}, and the bands "
-               "between the gaps of the spectrum of S did not resolve it (more than {} nodes "
-               "each, or a band's rule failed): the bands above the gaps decay within 1 / "
-               "(step_size steps) of their lower edges, and fewer steps or a smaller step size "
-               "answer")
+               "dH = {:.3g}, where one contour resolves it only to {:.2g} (its value stands "
+               "from {:g} times that), and the bands between the gaps of the spectrum of S did "
+               "not resolve it (more than {} nodes each, or a band's rule failed): the bands "
+               "above the gaps decay within 1 / (step_size steps) of their lower edges, and "
+               "fewer steps or a smaller step size answer")
 
 #: Why the contour refuses a step at the stability edge (fuzz39 steps F1).
 _AT_EDGE = ("; at the stability edge (step_size (lam + top of the spectrum of S) = {}) the "
