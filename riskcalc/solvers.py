@@ -178,3 +178,11 @@ def halve_to_bracket(fun, lo, todo, *, halvings: int, what: str = "root") -> np.
     if todo.any():
         raise SolverError(f"{what}: no bracket after {halvings} halvings toward 0")
     return lo
+
+
+def within(sub, mask):
+    """The entries ``mask`` of the sub-batch ``sub`` (a mask of the whole batch) as a mask of
+    the whole batch (the solvers pass masks relative to the batch they were given)."""
+    full = np.zeros(sub.shape, dtype=bool)
+    full[np.flatnonzero(sub)[mask]] = True
+    return full

@@ -37,7 +37,7 @@ from riskcalc.linear.finite_clients.own_objective import (METHODS, check_near_po
                                                           quadrature_peak, refined_shifts)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
-from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
+from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root, within
 
 
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
@@ -294,7 +294,7 @@ def _subordination(gam, p, count, phi, peak=None):
         if at_hi.all():
             return t
         solve = ~at_hi
-        fun_solve = (lambda x, mask: fun(x, _within(solve, mask)))
+        fun_solve = (lambda x, mask: fun(x, within(solve, mask)))
         bad = ~(lo[solve] > 0)
         # Both bounds can be tight to rounding (a heavy client: the atom's (1 - 1/gamma_l) / g
         # with its continuous part ~ 1/gamma_l below rounding), where f(lo) > 0 by rounding
@@ -396,14 +396,6 @@ def _subordination(gam, p, count, phi, peak=None):
 #: inner solves' t_l carry relative errors ~ RTOL (1e-13 ~ 500 eps), and near the cap
 #: H(g) = M - 1 turns on the capped client's t_l ~ (cap - g) / D_l alone.
 _PINNED = 1e-11
-
-
-def _within(sub, mask):
-    """The entries ``mask`` of the sub-batch ``sub`` (a mask of the whole batch) as a mask of
-    the whole batch (the solvers pass masks relative to the batch they were given)."""
-    full = np.zeros(sub.shape, dtype=bool)
-    full[np.flatnonzero(sub)[mask]] = True
-    return full
 
 
 def _show(values):
