@@ -64,6 +64,14 @@ measured time), times ``SAFETY``:
   0.26 s at 10 / 30 / 100 / 300 / 1000 clients under shift (a first one, from alpha = 0,
   0.016-0.49 s), the same with one two-point spectrum (0.005 / 0.035 / 0.26 s at 10 / 100 /
   1000; it was 0.024 / 0.43 s at 10 / 100): refitted as (5e-3, 2.6e-4) for both.
+  Recalibrated (2026-11-30, one thread, load 5-10; every pipeline alone on federations of 10
+  to 100 clients, two-point / three-point / 50-atom power-law spectra): the iterations grow
+  like sqrt(M) (``SPECTRUM_ITERATIONS``), MAML-FL's and pFedMe's evaluations with the atoms
+  (``SPECTRUM_ATOMS``); every pipeline's evaluation refitted. Measured / estimated 0.27-0.82,
+  median 0.53, on 43 pipelines at 3 to 300 clients (was 0.06-1.8: FTFA at 100 clients 0.11,
+  MAML-FL at 10 and 30 clients with the power law 1.8 and 1.4); RTFA at 100 clients took
+  SLSQP's ``FD_MAXITER`` iterations (148 s, estimated 316 s); FedAvg at 300 clients 128.6 s
+  (``SPECTRUM_ITERATIONS_PAST``).
 * Covariate shift, FedAvg, FTFA and RTFA (exact gradients of the mean risk in the weights and
   RTFA's penalties, ``riskcalc.linear.finite_clients.shift.gradient``, 2026-11-27): the tuning's
   evaluations as above, then the optimal weights' gradient calls (``SHIFT_GRADIENT_CALLS``:
@@ -167,13 +175,29 @@ PINNED_GROWTH, PINNED_ALONE = 1.5, 1e-5
 NEAR_POOLED_CLIENTS = 50.0
 #: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
-    "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
-                 "rtfa": (2.7e-3, 1e-4, 0.0), "maml_fl": (5e-3, 2.6e-4, 0.0),
-                 "pfedme": (0.02, 4.5e-4, 0.0)},
+    "spectrum": {"fedavg": (5.5e-4, 2.5e-6, 0.0), "ftfa": (3.6e-3, 2e-5, 0.0),
+                 "rtfa": (4.8e-3, 2e-5, 0.0), "maml_fl": (5e-3, 1.5e-4, 0.0),
+                 "pfedme": (4.5e-3, 3e-5, 0.0)},
     "shift": {"fedavg": (1.5e-3, 7e-6, 0.0), "ftfa": (2.5e-3, 8e-6, 0.0),
               "rtfa": (5e-3, 2e-5, 0.0), "maml_fl": (4e-3, 1.0e-4, 0.0),
               "pfedme": (6.5e-3, 1.2e-5, 0.0)},
 }
+#: A spectrum: SLSQP's iterations, (a, b) for a + b sqrt(M) (``iterations``). Measured (one
+#: thread, load 5-9, 2026-11-30; ``iterations`` = (evaluations - ``TUNING_EVALS``) / (M + 1
+#: + the tuning variables)): FedAvg 15-16 / 29 / 42.5, FTFA 18-21 / 29 / 41-43, MAML-FL 17-22
+#: / 31 / 47, pFedMe 17-19 / 29 / 49 at 10 / 30 / 100 clients, RTFA 86-92 / 151-173 at 10 /
+#: 30 (were estimated 5 + M and 20 + 7 M: FTFA alone on 100 clients took 20 s, estimated 188
+#: s). MAML-FL's evaluation 7.4 / 8.4 / 14.3 ms at 10 / 30 / 100 clients (two-point).
+SPECTRUM_ITERATIONS = {"rtfa": (0.0, 33.0), "other": (13.0, 3.2)}
+#: ... but at least slope M - offset, standing in for the evaluations' growth past 100
+#: clients: FedAvg alone on 300 clients (two-point) took 128.6 s of CPU, 54 iterations of 7.7
+#: ms per evaluation (0.76 ms at 100; estimated 40 s by a + b sqrt(M) alone, 176 s now).
+SPECTRUM_ITERATIONS_PAST = (1.3, 85.0)
+#: ... and MAML-FL's and pFedMe's seconds per evaluation grow with the spectrum's atoms A:
+#: (a + b M) (1 + g A) + b M s A^2 for (g, s) here (10 clients: 7.4 / 18.5 ms and 4.4 / 11.4
+#: ms per evaluation with two atoms / a 50-atom power law; pFedMe at 1000 clients 0.03 /
+#: 0.46 / 10 s with 2 / 50 / 200 atoms, above).
+SPECTRUM_ATOMS = {"maml_fl": (1.0 / 30.0, 0.0), "pfedme": (1.0 / 30.0, 0.01)}
 #: Covariate shift, exact gradients (module docstring): seconds of one gradient, (a, b, c)
 #: for a + b M + c M^2, and the optimizer's gradient calls, (a, b, cap) for min(cap, a + b M).
 SHIFT_GRADIENT = {"fedavg": (6e-3, 2.6e-5, 0.0), "ftfa": (0.014, 3.3e-5, 0.0),
@@ -229,10 +253,13 @@ ROUNDS_PFEDME = (8e-4, 5e-5)
 ROUNDS_PFEDME_SPECTRUM = (0.5, 0.1, 4e-3, 2.5e-3)
 
 
-def iterations(method: str, m: int) -> int:
-    """Iterations of the finite-difference optimal weights (module docstring), at most
-    ``weights.FD_MAXITER``."""
-    return min(FD_MAXITER, 20 + 7 * m if method == "rtfa" else 5 + m)
+def iterations(method: str, m: int) -> float:
+    """Iterations of the finite-difference optimal weights under a covariance spectrum,
+    a + b sqrt(M) (``SPECTRUM_ITERATIONS``), beyond 100 clients rising to
+    ``weights.FD_MAXITER`` at 300 (``SPECTRUM_ITERATIONS_PAST``), at most that."""
+    a, b = SPECTRUM_ITERATIONS.get(method, SPECTRUM_ITERATIONS["other"])
+    slope, offset = SPECTRUM_ITERATIONS_PAST
+    return min(FD_MAXITER, max(a + b * m ** 0.5, slope * m - offset))
 
 
 def estimate_seconds(fed, methods, rounds=None) -> dict:
@@ -274,7 +301,10 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             a, b, c = EVAL[route][method]
             extra = {"maml_fl": 1, "pfedme": 1, "rtfa": 1}.get(method, 0)
             evals = TUNING_EVALS[method] + iterations(method, m) * (m + 1 + extra)
-            out[method] = evals * (a + b * m + c * m * m)
+            atoms = fed.spectrum.atoms.size
+            grow, square = SPECTRUM_ATOMS.get(method, (0.0, 0.0))
+            out[method] = evals * ((a + b * m + c * m * m) * (1.0 + grow * atoms)
+                                   + b * m * square * atoms * atoms)
         out[method] *= SAFETY
     if rounds is not None and fed.shift:
         out["rounds"] = SAFETY * 2 * sum(_shift_curve_seconds(fed, K, rounds)

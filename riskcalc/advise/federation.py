@@ -206,6 +206,13 @@ def shared_spectrum(spectrum, m: int):
         items = [spectrum]
     elif isinstance(spectrum, (list, tuple)):
         # Each a Spectrum, a SPEC string or None (a list of SPECs was an AttributeError).
+        numbers = [j for j, s in enumerate(spectrum)
+                   if isinstance(s, (int, float, np.number)) and not isinstance(s, bool)]
+        if numbers:
+            # Was 'spectrum must be a riskcalc.Spectrum or a SPEC string ..., got float'.
+            raise ValueError(f"spectrum lists one Spectrum or SPEC string per client, got a "
+                             f"number (entry {numbers[0]}): eigenvalues go in "
+                             "riskcalc.Spectrum(EIGENVALUES)")
         items = [as_spectrum(s) for s in spectrum]
         if len(items) != m:
             raise ValueError(f"spectrum lists {len(items)} clients, gamma {m}")
