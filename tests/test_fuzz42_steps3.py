@@ -8,7 +8,7 @@ k -> infinity RTFA's own limit.
 
 import pytest
 
-from riskcalc import clients_limit
+from riskcalc import clients_limit, steps_limit
 from riskcalc.linear.steps.finite_clients import clients_steps_limit
 
 
@@ -25,3 +25,17 @@ def test_f1_data_rich_client_steps_keep_every_share(g0, r):
     b = clients_steps_limit("rtfa", steps=[100000], lam=0.5, **kw)[0][0]
     want = clients_limit("rtfa", gamma=kw["gamma"], r=r, sigma=kw["sigma"], lam=0.5).bias[0]
     assert b == pytest.approx(want, rel=1e-7, abs=0)
+
+
+@pytest.mark.parametrize("gamma, steps, eta, want", [
+    (0.99, 10**7, 0.1, 1.1610322059452778e-27),
+    (0.995, 10**7, 0.1, 1.0358265970578033e-10),
+    (0.99, 10**6, 0.5, 2.6094473022715906e-16)])
+def test_f2_three_clients_near_gamma_one_bias_not_a_rounding_floor(gamma, steps, eta, want):
+    # The bias is J1 = tau((R / D)^2) times a factor free of k; J1 came as F(0) + (a sum near
+    # -F(0)), rounded to ~1e-16 of F(0): 0 printed (1.0357e-10 at 0.995, 1.1e-4 off). The
+    # references: that factor (at 10 steps) times a 50-digit mpmath J1 (mpmath.quad in t,
+    # s = 1 + gamma - 2 sqrt(gamma) cos t).
+    got = steps_limit("ftfa", gamma=gamma, r=1, sigma=1, steps=steps, step_size=eta,
+                      clients=3).bias
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
