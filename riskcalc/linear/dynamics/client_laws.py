@@ -212,14 +212,18 @@ class ClientLaws:
         (n = 1..4; S_0 unused), from q p = omega - (omega - p q): P_n = (omega P_{n-1} -
         E[q^{n-1}]) / p and S_n = (omega S_{n-1} - E[q^{n-1} / s]) / p, S_1 exact by partial
         fractions (module docstring). Exact for n <= 3; P_4 and S_4 drop their constants
-        (a dropped constant must not be multiplied by omega again)."""
+        (a dropped constant must not be multiplied by omega again). K = inf: P_0 is the closed
+        form mu0 / omega + P_1 rather than ``E0`` (the solve's G, equal to it only to the
+        solve's tolerance), so that the combinations with (1 - q) (``local_models``) are
+        mu0 / omega exactly: 0 for gamma_j < 1, not G - P_1's rounding."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             omega = np.asarray(omega, complex)
             p = self._col(self.p, omega.ndim)
             if np.isinf(self.K):
-                one = (1.0 - self._col(self.mu0, omega.ndim)) / (omega - p)
+                m = self._col(self.mu0, omega.ndim)
+                one = (1.0 - m) / (omega - p)
                 inv = self._col(self.inv, omega.ndim) / (omega - p)
-                return [E0, one, one, one, one], [None, inv, inv, inv, inv]
+                return [m / omega + one, one, one, one, one], [None, inv, inv, inv, inv]
             c, zeta, rho, s = self._roots(omega)
             G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
             return raise_powers(self, omega, E0, -(omega / p) * np.sum(rho * G / s, axis=-1))
