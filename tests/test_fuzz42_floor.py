@@ -17,3 +17,23 @@ def test_fedavg_own_model_of_a_data_rich_client_is_its_least_squares():
     exact = float(mpmath.mpf(0.25) * g0 / (1 - g0))
     local = res.local_risk
     assert np.allclose(local[0], exact, rtol=1e-9, atol=0.0)
+
+
+def test_own_model_of_a_client_of_tiny_weight():
+    # F2: FedAvg K = 1, gamma [2, 1e-11], weights by samples (p_0 = 5e-12): raise_powers'
+    # P_n = (omega P_(n-1) - E[q^(n-1)]) / p lost 1 / p per step; client 0's own risk at T = 2
+    # was 1.11 for 0.83 (also 1e12 and "negative quadratic form" elsewhere). Exact: only
+    # u_0 moves, E[(1 - q)^2 (1 - g p_0 q)^2] r_0^2 with q = eta s, MP(2) moments.
+    res = rounds_limit("fedavg", gamma=[2.0, 1e-11], r=[1.0, 0.0], sigma=0.0, signal=0.0,
+                       rounds=[2], local_steps=1, step_size=0.1)
+    mpmath.mp.dps = 40
+    g, e = mpmath.mpf(2), mpmath.mpf("0.1")
+    m = [1, 1, 1 + g, 1 + 3 * g + g ** 2, 1 + 6 * g + 6 * g ** 2 + g ** 3]
+    p0 = (1 / g) / (1 / g + 1 / mpmath.mpf(1e-11))
+
+    def E(c):
+        return sum(ci * mi for ci, mi in zip(c, m))
+
+    exact = (p0 ** 2 * E([0, 0, e ** 2, -2 * e ** 3, e ** 4])
+             - 2 * p0 * E([0, e, -2 * e ** 2, e ** 3]) + E([1, -2 * e, e ** 2]))
+    assert abs(res.local_risk[0, 0] / float(exact) - 1) < 1e-9
