@@ -37,3 +37,18 @@ def test_own_model_of_a_client_of_tiny_weight():
     exact = (p0 ** 2 * E([0, 0, e ** 2, -2 * e ** 3, e ** 4])
              - 2 * p0 * E([0, e, -2 * e ** 2, e ** 3]) + E([1, -2 * e, e ** 2]))
     assert abs(res.local_risk[0, 0] / float(exact) - 1) < 1e-9
+
+
+def test_round_map_of_point_masses_is_their_sum():
+    # F3: FedAvg K = inf, gamma [1e-20, 0.5] by samples: every a_j = p_j I, D = I; the edge
+    # scan lost p_1 = 2e-20 beside 1 (bottom edge -2.7e-11) and refused "pooled N = d:
+    # sum_j 1/gamma_j = 1e+20, near 1". Now D = I: w_1 = sum_j p_j (theta_j + xi_j), the fixed
+    # point; client 0's risk sum_j p_j^2 sigma^2 gamma_j / (1 - gamma_j) + 2 p_1^2 r^2.
+    res = rounds_limit("fedavg", gamma=[1e-20, 0.5], r=1.0, sigma=0.5, signal=1.0,
+                       rounds=[1, 3, np.inf], local_steps=np.inf)
+    mpmath.mp.dps = 60
+    g = [mpmath.mpf(1e-20), mpmath.mpf("0.5")]
+    p = [(1 / x) / (1 / g[0] + 1 / g[1]) for x in g]
+    exact = sum(pj ** 2 * x / (1 - x) for pj, x in zip(p, g)) / 4 + 2 * p[1] ** 2
+    assert res.diagnostics["edges"] == (1.0, 1.0)
+    assert np.allclose(res.risk[0], float(exact), rtol=1e-9, atol=0.0)

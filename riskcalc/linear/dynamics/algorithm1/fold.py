@@ -357,6 +357,10 @@ def round_map_edges(laws):
     a fold is not found (an edge where an omega_j meets its law's spectrum, as for point
     masses)."""
     mu0 = subordination.atom_at_zero(laws)
+    if mu0 == 0.0 and np.all(laws.top == laws.bottom):
+        # Every a_j is p_j I (K = inf, gamma_j < 1): D is their sum exactly (the scan lost a
+        # p_j of 2e-20 beside 1: a bottom edge -2.7e-11 for 1, "pooled N = d").
+        return float(np.sum(laws.top)), float(np.sum(laws.top)), mu0
     if laws.M >= 2 and mu0 == 0.0 and np.any(laws.top > laws.bottom):
         try:
             fixed = _FixedLaws(laws)
