@@ -52,3 +52,21 @@ def test_round_map_of_point_masses_is_their_sum():
     exact = sum(pj ** 2 * x / (1 - x) for pj, x in zip(p, g)) / 4 + 2 * p[1] ** 2
     assert res.diagnostics["edges"] == (1.0, 1.0)
     assert np.allclose(res.risk[0], float(exact), rtol=1e-9, atol=0.0)
+
+
+def test_round_map_edges_within_the_clients_sums():
+    # F4: gamma [1.6e-12, 977] by samples (p_1 = 1.6e-15): the edge scan put D's top at
+    # 0.0206 for 2.684e-4 (K = 5, global_step 100: contraction 1.056, "diverges", for 0.973)
+    # and its bottom near 0 with K = 1 ("pooled N = d ... near 1"). D lies between the sums
+    # of the clients' bottoms and tops (Weyl), here within 5e-16 of client 0's own range.
+    gam = [1.59345487e-12, 977.396589]
+    p0 = (1 / gam[0]) / (1 / gam[0] + 1 / gam[1])
+    a0 = (1 - np.sqrt(gam[0])) ** 2
+    eta = 5.368532734294096e-05
+    res = rounds_limit("fedavg", gamma=gam, r=1.0, sigma=0.5, signal=1.0, rounds=[1],
+                       local_steps=5, step_size=eta, global_step=100.0)
+    assert res.converges
+    assert abs(res.contraction - (1 - 100 * p0 * (1 - (1 - eta * a0) ** 5))) < 1e-9
+    res = rounds_limit("fedavg", gamma=gam, r=1.0, sigma=0.5, signal=1.0, rounds=[1],
+                       local_steps=1, step_size=1e-3)
+    assert abs(res.contraction - (1 - 1e-3 * p0 * a0)) < 1e-9
