@@ -68,6 +68,10 @@ class ProxLaws:
         """The prox filter q(s) = s / (s + lam)."""
         return s / (s + self.lam)
 
+    def q_over_s(self, s):
+        """q(s) / s = 1 / (s + lam)."""
+        return 1.0 / (s + self.lam)
+
     def _col(self, x, ndim):
         return np.reshape(x, (self.M,) + (1,) * (ndim - 1))
 
