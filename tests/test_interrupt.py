@@ -21,6 +21,9 @@ ERROR = "error: interrupted; finished tasks are kept in {}: the same command res
 NO_CACHE = ("error: interrupted; nothing is kept: give --cache FILE to keep finished tasks and "
             "resume")
 NOTHING_KEPT = "error: interrupted"
+#: check prints the claims it finished before a Ctrl-C (fuzz42 report F3).
+CHECKED_KEPT = ("error: interrupted; the claims already checked are printed (stdout); rerun the "
+                "others with --claim")
 
 
 def _stop_at_three(task):
@@ -43,7 +46,7 @@ def test_interrupted_run_keeps_finished_tasks_and_resumes(tmp_path):
     ("predict ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
     ("advise --clients-file x.json", NOTHING_KEPT),
     ("compare ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
-    ("check --paper 003", NOTHING_KEPT),
+    ("check --paper 003", CHECKED_KEPT),
     ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5", NO_CACHE),
     ("simulate paper000-fig1 --out s.csv", NO_CACHE),
     ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --cache c.jsonl", ERROR.format("c.jsonl")),
@@ -173,7 +176,7 @@ def test_ctrl_c_while_the_paper_checks_start_their_workers():
     time.sleep(0.5)                     # the workers are importing
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert (proc.returncode, err.strip().splitlines()) == (130, [NOTHING_KEPT])
+    assert (proc.returncode, err.strip().splitlines()) == (130, [CHECKED_KEPT])
     deadline = time.monotonic() + 30
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
