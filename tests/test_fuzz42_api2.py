@@ -1,0 +1,49 @@
+"""Issue 32, fuzz42 (api2): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from montecarlo.compare import compare
+from montecarlo.linear.instances import Setting
+from riskcalc.estimate import estimate
+from riskcalc.linear.dynamics.tuning import optimal_rounds
+
+_X = np.random.default_rng(0).normal(size=(40, 3))
+_Y = _X @ np.ones(3)
+_ROUNDS = dict(gamma=2.0, r=1.0, sigma=1.0, signal=0.0, local_steps=2, step_size=0.1)
+_STEPS = dict(gamma=2.0, r=1.0, sigma=1.0, step_size=0.2)
+_LOGISTIC = dict(method="local_ridge", signal=1.0, lam=1.0)
+
+#: Every public function taking max_seconds / max_minutes, called cheaply with ``limit``.
+CALLS = {
+    "rounds_limit": lambda t: riskcalc.rounds_limit("fedavg", rounds=3, max_seconds=t,
+                                                    **_ROUNDS),
+    "optimal_rounds": lambda t: optimal_rounds("fedavg", max_rounds=4, max_seconds=t,
+                                               **_ROUNDS),
+    "optimal_steps": lambda t: riskcalc.optimal_steps("ftfa", max_steps=4, max_seconds=t,
+                                                      **_STEPS),
+    "steps_limit": lambda t: riskcalc.steps_limit("ftfa", steps=3, max_seconds=t, **_STEPS),
+    "steps_limit clients": lambda t: riskcalc.steps_limit("ftfa", steps=3, clients=3,
+                                                          max_seconds=t, **_STEPS),
+    "logistic_limit": lambda t: riskcalc.logistic_limit(gamma=2.0, r=1.0, max_seconds=t,
+                                                        **_LOGISTIC),
+    "logistic_clients_limit": lambda t: riskcalc.logistic_clients_limit(
+        gamma=[2.0, 2.0], r=[1.0, 1.0], max_seconds=t, **_LOGISTIC),
+    "estimate": lambda t: estimate(_X, _Y, np.repeat([0, 1], 20), max_seconds=t),
+    "compare": lambda t: compare(riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=1.0),
+                                 Setting(d=10), reps=2, seed=0, max_minutes=t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_an_infinite_time_limit_is_no_limit_everywhere(name):
+    """F1: rounds_limit, optimal_rounds, optimal_steps, steps_limit and montecarlo.compare
+    refused max_seconds / max_minutes = inf ("must be a finite number in (0, inf)") where
+    logistic_limit, logistic_clients_limit and estimate took it: one rule now
+    (``riskcalc._validate.max_time``), inf = no limit, and 0 refused alike."""
+    for limit in (np.inf, np.float64(np.inf)):
+        assert CALLS[name](limit) is not None
+    with pytest.raises(ValueError, match=r"^max_(seconds|minutes) must lie in \(0, inf\], "
+                                         r"got 0\.0$"):
+        CALLS[name](0)
