@@ -8,6 +8,7 @@ from montecarlo.compare import compare
 from montecarlo.linear.instances import Setting
 from riskcalc.estimate import estimate
 from riskcalc.linear.dynamics.tuning import optimal_rounds
+from tests.helpers import run_cli
 
 _X = np.random.default_rng(0).normal(size=(40, 3))
 _Y = _X @ np.ones(3)
@@ -47,3 +48,13 @@ def test_an_infinite_time_limit_is_no_limit_everywhere(name):
     with pytest.raises(ValueError, match=r"^max_(seconds|minutes) must lie in \(0, inf\], "
                                          r"got 0\.0$"):
         CALLS[name](0)
+
+
+def test_simulate_help_says_a_repeated_set_key_is_layered(capsys):
+    """F2: ``simulate --set lam=1 --set lam=2`` keeps lam = 2 where ``predict --lam 1 --lam 2``
+    is refused; the layering is documented (docs/simulation.rst: "--set R=0 --set R=1 simulates
+    R = 1") and tests/test_cli_simulate.py relies on it, but --help spoke of a later KEY over
+    an earlier, different one only. It now says the same KEY is layered too."""
+    code, out, _ = run_cli(["simulate", "--help"], capsys)
+    assert code == 0
+    assert "--set lam=1 --set lam=2 simulates lam = 2" in " ".join(out.split())

@@ -41,7 +41,8 @@ def add_parser(subparsers) -> None:
                         "m=10, l2=0.01), a method hyperparameter (fedavg.rounds=10, "
                         "*.batch_size=null), methods=a,b, exact=true, target=1e4; repeatable, in "
                         "layers: a later KEY overrides an earlier one, as fedavg.rounds=10 "
-                        "after *.rounds=3 does")
+                        "after *.rounds=3 does, and so does the same KEY (--set lam=1 --set "
+                        "lam=2 simulates lam = 2), where a repeated option (--reps) is refused")
     p.add_argument("--reps", type=int, default=1, help="replicates (default 1)")
     p.add_argument("--seed", type=int, default=0, help="experiment seed >= 0 (default 0)")
     p.add_argument("--out", metavar="PATH",
