@@ -58,3 +58,27 @@ def test_simulate_help_says_a_repeated_set_key_is_layered(capsys):
     code, out, _ = run_cli(["simulate", "--help"], capsys)
     assert code == 0
     assert "--set lam=1 --set lam=2 simulates lam = 2" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("call", ["compare", "sweep"])
+def test_a_federated_non_uniform_signal_is_named_a_limit_of_the_simulator(call):
+    """F3: compare (and sweep) with clients=5 under Spectrum([1, 4], [.5, .5],
+    signal_weights=[.9, .1]) said "the federated global model needs the signal direction
+    uniform" from the first replicate, while riskcalc.limit(..., clients=5) answers the case
+    (0.694; measure="empirical" simulates 0.683 +- 0.014). The refusal now comes before any
+    work, names the conditional measure as the missing simulation route and points to
+    measure='empirical' and riskcalc.limit."""
+    import montecarlo
+    from montecarlo.sweep import sweep
+
+    spectrum = riskcalc.Spectrum([1.0, 4.0], [0.5, 0.5], signal_weights=[0.9, 0.1])
+    kw = dict(gamma=0.5, sigma=1.0, r=1.0, lam=1.0, spectrum=spectrum, reps=2)
+    message = (rf"^{call}: the simulator's conditional measure has no route for the federated "
+               r"global model .* measure='empirical'; the prediction itself is "
+               r"riskcalc\.limit\(\.\.\., clients=5\)$")
+    with pytest.raises(ValueError, match=message):
+        if call == "compare":
+            montecarlo.compare("rtfa", d=40, clients=5, **kw)
+        else:
+            sweep("rtfa", setting=Setting(d=40, clients=5, global_model="federated"),
+                  progress=False, **kw)
