@@ -52,9 +52,15 @@ def conditional_signal(kind: str, spectrum, setting: Setting, where: str) -> Non
     averages over the other clients' directions take E[u u^T] = I / d). The message said
     "the federated global model needs the signal direction uniform", from the first
     replicate, read as a limit of the theory, which ``riskcalc.limit`` answers (fuzz42 api2
-    F3)."""
-    if (kind == "conditional" and setting.global_model == "federated"
-            and spectrum is not None and not spectrum.signal_is_uniform):
+    F3). Under covariate shift (``setting.spectra``) no measure has a route: the message
+    advised measure='empirical', which refused it in turn."""
+    if spectrum is None or spectrum.signal_is_uniform:
+        return
+    if setting.spectra is not None:
+        raise ValueError(f"{where}: the simulator's instances have no route for covariate shift "
+                         "(Setting.spectra) under a non-uniform signal direction (spectrum "
+                         "signal_weights unequal to its weights), under either measure")
+    if kind == "conditional" and setting.global_model == "federated":
         raise ValueError(f"{where}: the simulator's conditional measure has no route for the "
                          "federated global model under a non-uniform signal direction "
                          "(spectrum signal_weights unequal to its weights): simulate it with "

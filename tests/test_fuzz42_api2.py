@@ -82,3 +82,19 @@ def test_a_federated_non_uniform_signal_is_named_a_limit_of_the_simulator(call):
         else:
             sweep("rtfa", setting=Setting(d=40, clients=5, global_model="federated"),
                   progress=False, **kw)
+
+
+@pytest.mark.parametrize("measure", ["conditional", "empirical"])
+def test_covariate_shift_with_a_non_uniform_signal_advises_no_measure(measure):
+    """F4: the same spectrum with Setting.spectra (covariate shift): F3's message advised
+    measure='empirical', which then refused with "covariate shift needs the signal direction
+    uniform" from the first replicate. Both measures are now refused before any work, as a
+    limit of the simulator's instances."""
+    spec = riskcalc.ClientSpec("rtfa", gamma=0.5, sigma=1.0, r=1.0, lam=1.0,
+                               spectrum=riskcalc.Spectrum([1.0, 4.0], [0.5, 0.5],
+                                                          signal_weights=[0.9, 0.1]))
+    setting = Setting(d=40, clients=3, global_model="federated",
+                      spectra=("two-point:1,4,0.5", "two-point:1,2,0.5"))
+    with pytest.raises(ValueError, match=r"^compare: the simulator's instances have no route "
+                                         r"for covariate shift .* under either measure$"):
+        compare(spec, setting, reps=2, measure=measure)
