@@ -98,3 +98,14 @@ def test_covariate_shift_with_a_non_uniform_signal_advises_no_measure(measure):
     with pytest.raises(ValueError, match=r"^compare: the simulator's instances have no route "
                                          r"for covariate shift .* under either measure$"):
         compare(spec, setting, reps=2, measure=measure)
+
+
+@pytest.mark.parametrize("max_minutes", [None, 10.0])
+def test_n_jobs_is_named_alike_whatever_the_time_limit(max_minutes):
+    """F5: montecarlo.compare(..., n_jobs=0) said "n_jobs must be an integer >= 1" with a
+    max_minutes (its time check reads n_jobs first) but "jobs must be ..." with
+    max_minutes=None (montecarlo.runner.tasks.run_tasks named it by the command line's
+    option, without its dashes). Both name the Python parameter now."""
+    with pytest.raises(ValueError, match=r"^n_jobs must be an integer >= 1"):
+        compare(riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=1.0), Setting(d=10),
+                reps=2, n_jobs=0, max_minutes=max_minutes)
