@@ -109,3 +109,17 @@ def test_n_jobs_is_named_alike_whatever_the_time_limit(max_minutes):
     with pytest.raises(ValueError, match=r"^n_jobs must be an integer >= 1"):
         compare(riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=1.0), Setting(d=10),
                 reps=2, n_jobs=0, max_minutes=max_minutes)
+
+
+def test_a_repeated_set_key_applies_at_its_last_place():
+    """F6: ``--set *.iterations=50 --set apgd1.iterations=5 --set *.iterations=60`` ran apgd1
+    at 5 iterations, not the last layer's 60: the settings' dict kept a repeated KEY at its
+    first place, so it applied before apgd1.iterations. --help and docs/simulation.rst say a
+    later setting overrides an earlier one."""
+    from montecarlo.experiments.presets import resolve
+    from riskcalc.cli.simulate import parse_settings
+
+    spec = resolve("paper001-fig2", parse_settings(
+        ["*.iterations=50", "apgd1.iterations=5", "*.iterations=60"]))
+    assert {label: hyper["iterations"] for label, (_, hyper) in spec["methods"].items()} == {
+        "apgd1": 60, "apgd2": 60}
