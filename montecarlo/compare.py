@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import tuning_value
-from montecarlo.compare_checks import (as_setting, check_minutes, check_run,
+from montecarlo.compare_checks import (as_setting, check_minutes, check_run, conditional_signal,
                                       federation_unused, measure_keyword, unused_options)
 from montecarlo.linear.instances import Setting, check_memory, scalar_spec
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
@@ -159,6 +159,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     spec, setting = as_spec(spec, "compare"), as_setting(setting, "compare")
     federation_unused(setting, spec.method)
     reps, steps, step_size = check_run(reps, kind, steps, step_size, spec.method)
+    conditional_signal(kind, spec.spectrum, setting, "compare")
     seed = check_seed(seed)
     scalar_spec(spec)
     check_memory(setting, spec.gamma)

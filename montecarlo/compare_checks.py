@@ -46,6 +46,28 @@ def federation_unused(setting: Setting, method: str) -> None:
             [] if setting.weights == "samples" else ["weights"]), student_t=True)
 
 
+def conditional_signal(kind: str, spectrum, setting: Setting, where: str) -> None:
+    """Refuse, before any work, the one case the conditional measure has no route for: the
+    federated global model under a ``spectrum`` whose signal direction is not uniform (its
+    averages over the other clients' directions take E[u u^T] = I / d). The message said
+    "the federated global model needs the signal direction uniform", from the first
+    replicate, read as a limit of the theory, which ``riskcalc.limit`` answers (fuzz42 api2
+    F3). Under covariate shift (``setting.spectra``) no measure has a route: the message
+    advised measure='empirical', which refused it in turn."""
+    if spectrum is None or spectrum.signal_is_uniform:
+        return
+    if setting.spectra is not None:
+        raise ValueError(f"{where}: the simulator's instances have no route for covariate shift "
+                         "(Setting.spectra) under a non-uniform signal direction (spectrum "
+                         "signal_weights unequal to its weights), under either measure")
+    if kind == "conditional" and setting.global_model == "federated":
+        raise ValueError(f"{where}: the simulator's conditional measure has no route for the "
+                         "federated global model under a non-uniform signal direction "
+                         "(spectrum signal_weights unequal to its weights): simulate it with "
+                         "measure='empirical'; the prediction itself is riskcalc.limit(..., "
+                         f"clients={setting.clients})")
+
+
 def check_run(reps, kind, steps, step_size, method=None):
     """Validate the simulation options shared by ``compare`` and ``sweep`` (``method``: steps
     are refused for one without personalization)."""

@@ -24,8 +24,8 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, replicate_task, spec_to_dict,
                                 task_inputs, valid_replicate)
-from montecarlo.compare_checks import (as_setting, check_minutes, check_run, federation_unused,
-                                       measure_keyword)
+from montecarlo.compare_checks import (as_setting, check_minutes, check_run, conditional_signal,
+                                       federation_unused, measure_keyword)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.runner.stats import none_if_nan, summarize
 from montecarlo.linear.estimators import get_estimator
@@ -225,6 +225,7 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                           sigma=grid_values("sigma", sigma), spectrum=spectrum,
                           **{k: (None if v is None else grids[k])
                              for k, v in given.items()}).spectrum
+    conditional_signal(kind, spectrum, setting, "sweep")
     check_memory(setting, grid_values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(grid_values("gamma", gamma), grids[info.signal],

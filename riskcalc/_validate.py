@@ -272,6 +272,14 @@ def parameter(name: str, value, *, label: str | None = None, ndim: int | None = 
     return as_array(label or name, value, low=low, high=high, ndim=ndim)
 
 
+def max_time(name: str, value):
+    """Every Python ``max_seconds`` / ``max_minutes``: None (the function's default) or > 0,
+    inf = no limit (some refused inf where others took it; fuzz42 api2 F1)."""
+    if value is None:
+        return None
+    return float(as_array(name, value, low=0.0, low_open=True, allow_inf=True, ndim=0))
+
+
 def positive_int(name: str, value, *, minimum: int = 1, maximum: int = MAX_INT) -> int:
     """An integer in [``minimum``, ``maximum``] (``_whole``: a bool, a string or a non-integral
     number is refused; an integral float such as 3.0 is the integer 3)."""

@@ -65,8 +65,8 @@ def test_steps_under_a_spectrum_try_the_other_contour_before_refusing(monkeypatc
 
 @pytest.mark.parametrize("kw, message", [
     (dict(clients=4, weights="bogus"), "weights must be one of samples, uniform; got 'bogus'"),
-    (dict(max_seconds=-1), r"max_seconds must lie in \(0, inf\), got -1"),
-    (dict(clients=4, max_seconds=-1), r"max_seconds must lie in \(0, inf\), got -1")])
+    (dict(max_seconds=-1), r"max_seconds must lie in \(0, inf\], got -1"),
+    (dict(clients=4, max_seconds=-1), r"max_seconds must lie in \(0, inf\], got -1")])
 def test_steps_options_without_work_to_do_are_still_checked(kw, message):
     """F3: the local baselines with clients=4 echoed weights="bogus" in their params (FTFA
     refuses it), and max_seconds=-1 passed silently where there was no pencil to bound."""

@@ -94,7 +94,7 @@ def test_python_simulations_refuse_beyond_max_minutes(call, monkeypatch):
         monkeypatch.setattr(f"{module}.run_tasks", ran)
     with pytest.raises(ValueError, match=r"^max_minutes = 10: .* estimated at .* min of work"):
         call()
-    with pytest.raises(ValueError, match=r"^max_minutes must lie in \(0, inf\)"):
+    with pytest.raises(ValueError, match=r"^max_minutes must lie in \(0, inf\]"):
         call(max_minutes=0)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, max_time, positive_int
 
 #: Memory held per task while a run lasts (task dict, key, result, cache line), measured
 #: ~2.5 KB for the linear replicates; rounded up.
@@ -90,7 +90,7 @@ def check_minutes(max_minutes, seconds: float, n_jobs, scheduler, what: str,
     sweep and simulators), which held two copies of it (and the logistic simulators none)."""
     if max_minutes is None:
         return
-    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
+    limit = 60.0 * max_time("max_minutes", max_minutes)
     workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
     total = seconds / workers
     if total > limit:

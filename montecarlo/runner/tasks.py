@@ -195,7 +195,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         that has not (an earlier fedrisk's, or edited) reruns, with a ``CacheWarning`` (was: a
         traceback, or NaN rows, where it was read). Default: any result is taken.
     """
-    n_jobs = positive_int("jobs", n_jobs)
+    n_jobs = positive_int("n_jobs", n_jobs)    # the Python name (was "jobs": fuzz42 api2 F5)
     cache = _check_paths(cache, scheduler, n_jobs)
     n_jobs = min(n_jobs, cores())
     progress = flag("progress", progress)     # progress="no" drew the bar

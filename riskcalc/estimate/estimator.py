@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import max_time
 from riskcalc.estimate.centring import mean_test
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
                                     check_repeated_rows, check_variation, rank_deficient,
@@ -115,7 +115,7 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
         ``data.shared_rows``).
     """
     _check_route(route)
-    max_seconds = _check_max_seconds(max_seconds)
+    max_seconds = max_time("max_seconds", max_seconds)
     X, y, client = check_data(X, y, client)
     check_variation(X, y)
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
@@ -210,14 +210,6 @@ def estimate(X, y, client, route: str = "auto", max_seconds=None) -> Estimate:
                     notes=notes + ((shared,) if shared else ()))
 
 
-def _check_max_seconds(max_seconds):
-    """``max_seconds``: None (no limit) or a number > 0 (inf allowed)."""
-    if max_seconds is None:
-        return None
-    return float(as_array("max_seconds", max_seconds, low=0.0, low_open=True, allow_inf=True,
-                          ndim=0))
-
-
 def _check_route(route) -> None:
     """``route`` one of ``ROUTES``, checked before the data are read or worked on (it was
     checked after the jackknife's Gram traces: a typo cost the whole estimate's time)."""
@@ -272,7 +264,7 @@ def _point(xty, yy, n, traces, d):
 def estimate_file(path, route: str = "auto", max_seconds=None) -> Estimate:
     """``estimate`` of the data in ``path`` (``load``); every error names the file."""
     _check_route(route)
-    max_seconds = _check_max_seconds(max_seconds)
+    max_seconds = max_time("max_seconds", max_seconds)
     data = load(path)
     try:
         return estimate(*data, route=route, max_seconds=max_seconds)

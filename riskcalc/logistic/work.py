@@ -51,7 +51,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import max_time
 from riskcalc.logistic.blocks.finetune import GH_MAX, NODES3, PANEL_BASE
 from riskcalc.logistic.blocks.finetune import PATH_NODES as PATH3
 from riskcalc.logistic.engine.deadline import elapsed
@@ -321,10 +321,7 @@ def check_max_seconds(max_seconds):
     """``max_seconds`` of the public logistic functions: None (no limit) or a number > 0
     (inf allowed). Was unchecked: 0, -1 or NaN gave "estimated 0.06 s ... over the limit
     max_seconds = -1" (or nan), True a limit of one second, and a path at 0 computed."""
-    if max_seconds is None:
-        return None
-    return float(as_array("max_seconds", max_seconds, low=0.0, low_open=True, allow_inf=True,
-                          ndim=0))
+    return max_time("max_seconds", max_seconds)
 
 
 def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import canonical_method, parameter, positive
+from riskcalc._validate import canonical_method, max_time, parameter
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (MIN_STEP_SIZE, check_memory_used, checked_steps,
                                              client_arrays, divergent_range, effective_steps,
@@ -232,8 +232,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         if np.any(np.isfinite(T) & (T > 0)):
             check_top_gap(gam, lam, eta, K, gl, top)
 
-    budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
-                                                               ndim=0)), gigabytes(max_gigabytes))
+    budget = max_time("max_seconds", max_seconds), gigabytes(max_gigabytes)
     cause = ((spectrum.atoms, False) if shared else
              (None, False) if joint is None else (joint.values, True))
     slow = None if name != "pfedme" else unresolved_top(     # (fuzz41 path F2)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, integers, parameter, positive, real
+from riskcalc._validate import as_array, integers, max_time, parameter, positive, real
 from riskcalc._text import shown_apart
 from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
@@ -255,7 +255,7 @@ def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
     steps on two atoms took 32 s, with no estimate: fuzz37 unbound F7)."""
     if max_seconds is None:
         return
-    limit = float(positive("max_seconds", max_seconds, ndim=0))
+    limit = max_time("max_seconds", max_seconds)
     most = [int(np.max(ks)) for ks in pencil_steps if ks.size]
     atoms = spectrum.atoms.size
     total = sum(pencils.seconds(K, atoms) for K in most)

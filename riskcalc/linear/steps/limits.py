@@ -46,7 +46,7 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc._text import shown_apart
-from riskcalc._validate import integers, positive
+from riskcalc._validate import integers, max_time, positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear.finite_clients.grid import check_clients
@@ -173,9 +173,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                                                              weights, max_seconds)
     if clients is None and weights is not None:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
-    if max_seconds is not None:
-        # Checked with no work to bound too (-1 passed silently; fuzz38 steps F3).
-        positive("max_seconds", max_seconds, ndim=0)
+    max_time("max_seconds", max_seconds)    # with no work to bound too (fuzz38 steps F3)
     if clients is not None:
         clients = check_clients(clients)    # an array broadcasts, as in limit (fuzz40 steps F2)
         res = spec_steps_limit(spec, steps, step_size)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import positive, positive_int
+from riskcalc._validate import max_time, positive, positive_int
 from riskcalc.linear import finite_clients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.engine import weighted_mp
@@ -62,8 +62,7 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     True
     """
     max_steps = positive_int("max_steps", max_steps, minimum=0)
-    limit = MAX_SECONDS if max_seconds is None else float(positive("max_seconds", max_seconds,
-                                                                   ndim=0))
+    limit = MAX_SECONDS if max_seconds is None else max_time("max_seconds", max_seconds)
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                       spectrum=spectrum)
     # clients too: an array reached the steps grid's broadcast ("steps (201,), clients (2,)
