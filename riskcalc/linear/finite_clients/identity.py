@@ -137,7 +137,7 @@ def moments(gam, count, p, g):
         # 1 - (1 - gamma) x = (1 + gamma x) sum_(l != j) x_l / (1 + gamma_l x_l) at the root
         # of step 3, summed without cancelling: a data-rich client's 1 - x ~ 1e-10 lost six
         # digits of u (gamma [1e-10, 1]: its bias off by 2e-7), at 1e-100 all (fuzz42 rtfa F2).
-        u = _others(count, x / (1.0 + gam * x)) / x
+        u = others_sum(count, x / (1.0 + gam * x)) / x
     return x, u, gam * x ** 3 / ((1.0 + gam * x) * _root(gam, u))
 
 
@@ -223,7 +223,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     totals = federation_totals(count, g, *terms)
     if not totals[0] > 0:
         raise not_positive(totals[0], gam, count)
-    others = [_others(count, w) for w in terms]
+    others = [others_sum(count, w) for w in terms]
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -285,7 +285,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None, 
     held fixed (``finite_clients.gradient`` differentiates through them separately; the
     steps of ``finite_clients_steps`` evaluate several filters per group). Complex inputs
     (complex steps) skip the checks of sign. ``others``: per group, the other clients' sums of
-    qv, wb and wv (``_others``), with ``totals`` where those do not depend on the penalty
+    qv, wb and wv (``others_sum``), with ``totals`` where those do not depend on the penalty
     (``rtfa_risks``): ``totals`` alone subtract a group's term from the sums, which cancels
     for a data-rich client (gamma [1e-10, 1]: its bias 1e-20 for 4e-20; fuzz42 rtfa F7).
     """
@@ -298,7 +298,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None, 
     if others is not None:
         others_q, others_b, others_v = others
     elif totals is None:      # the others' sums without subtracting the group's own term
-        others_q, others_b, others_v = _others(count, qv), _others(count, wb), _others(count, wv)
+        others_q, others_b, others_v = (others_sum(count, w) for w in (qv, wb, wv))
     else:
         others_q, others_b, others_v = None, sum_b - wb, sum_v - wv
     if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
@@ -335,7 +335,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None, 
     return bias, var
 
 
-def _others(count, w):
+def others_sum(count, w):
     """sum_l count_l w_l - w_j per group j by prefix and suffix sums, not a difference (a
     data-rich client's own term dwarfs the others': gamma 1e-8 beside 2 lost their share)."""
     W = count * w

@@ -10,7 +10,7 @@ import numpy as np
 
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine.mp_quadrature import mp_expect
-from riskcalc.linear.finite_clients.identity import _others, check_pooled
+from riskcalc.linear.finite_clients.identity import check_pooled, others_sum
 
 #: Methods with their own global objective whose finite-M limit is implemented here.
 METHODS = ("maml_fl", "pfedme")
@@ -172,4 +172,4 @@ def refined_shifts(gam, p, count, phi, g, t, peak=None):
         b = P * phi(s)
         return (b / (b + T),)
     share = mp_expect(gam, shares, p[:, None], t[:, None], peak=peak)[0]
-    return _others(count, share) / g
+    return others_sum(count, share) / g

@@ -10,7 +10,7 @@ import numpy as np
 
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.engine.mp_quadrature import mp_expect
-from riskcalc.linear.finite_clients.identity import (_others, assemble, check_pooled,
+from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, others_sum,
                                                      federation_totals, sources, subordination,
                                                      summands)
 
@@ -50,7 +50,7 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     totals = federation_totals(count, g, *terms)
     # The other groups' sums per group, not the totals minus its own term, which cancels for a
     # data-rich client (gamma [1e-10, 1]: FedAvg's k = 0 bias 0 for 4e-20; fuzz42 steps3 F1).
-    others = [_others(count, w) for w in terms]
+    others = [others_sum(count, w) for w in terms]
     ks = np.arange(int(max_steps) + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
     eta = float(step_size)
     rows = np.arange(gam.size) if targets is None else np.asarray(targets, dtype=int).ravel()
