@@ -273,8 +273,9 @@ def parameter(name: str, value, *, label: str | None = None, ndim: int | None = 
 
 
 def max_time(name: str, value):
-    """Every Python ``max_seconds`` / ``max_minutes``: None (the function's default) or > 0,
-    inf = no limit (some refused inf where others took it; fuzz42 api2 F1)."""
+    """Every Python limit (``max_seconds``, ``max_minutes``, ``max_gigabytes``): None (the
+    function's default) or > 0, inf = no limit (some refused inf where others took it; fuzz42
+    api2 F1, seams3 F1)."""
     if value is None:
         return None
     return float(as_array(name, value, low=0.0, low_open=True, allow_inf=True, ndim=0))

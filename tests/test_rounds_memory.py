@@ -41,7 +41,7 @@ def test_memory_budget_follows_the_innermost_block():
     assert budget.allowed_bytes() == 1e9 * budget.MAX_GIGABYTES
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, True, "4"])
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, True, "4"])
 def test_bad_max_gigabytes(bad):
     with pytest.raises(ValueError, match=r"^max_gigabytes must .*\(or None: 4 GB\)$"):
         riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=bad)

@@ -162,7 +162,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         its contour's nodes (``riskcalc.linear.dynamics.client_laws.check_root_work``).
     max_gigabytes : float, optional
         The most estimated peak memory (GB) the same routes may add to the process, likewise
-        (default 4; the estimates, fitted to measured peaks, in
+        (default 4; inf: no limit; the estimates, fitted to measured peaks, in
         ``riskcalc.linear.dynamics.sigma.memory`` and, Sigma = I, ``riskcalc.linear.dynamics.
         algorithm1.cost``); refused where no route estimates it (Sigma = I: FedAvg, K = inf).
 

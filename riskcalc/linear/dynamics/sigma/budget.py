@@ -38,7 +38,7 @@ from contextvars import ContextVar
 
 import numpy as np
 
-from riskcalc._validate import positive
+from riskcalc._validate import max_time
 
 _BUDGET: ContextVar = ContextVar("fedrisk_rounds_budget", default=None)
 _MEMORY: ContextVar = ContextVar("fedrisk_rounds_memory", default=None)
@@ -138,13 +138,12 @@ def check_memory(estimate, sizes, what, nodes_follow_rounds=True):
 
 
 def gigabytes(value) -> float | None:
-    """``max_gigabytes`` validated: None, or a finite number > 0 read as every real parameter
-    is (``_validate.positive``: ``Decimal("0.5")`` too; a bool or a string is refused), else
-    ValueError naming it."""
-    if value is None:
-        return None
+    """``max_gigabytes`` validated by the one rule of every Python limit (``_validate.max_time``:
+    None, or a number > 0 read as every real parameter is, ``Decimal("0.5")`` too; inf = no
+    limit), else ValueError naming it (inf was refused though 1e300 was taken, where
+    max_seconds takes inf; fuzz42 seams3 F1)."""
     try:
-        return float(positive("max_gigabytes", value, ndim=0))
+        return max_time("max_gigabytes", value)
     except ValueError as exc:
         raise ValueError(f"{exc} (or None: {MAX_GIGABYTES:g} GB)") from None
 

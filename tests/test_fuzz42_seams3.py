@@ -1,0 +1,37 @@
+"""Issue 32, fuzz42 (seams3): what this fuzz found, each test failing before."""
+
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.linear.dynamics.sigma.budget import gigabytes
+
+CASE = dict(gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0, rounds=[0, 3], local_steps=2,
+            step_size=0.1, spectrum="two-point:0.5,2,0.5")
+
+
+@pytest.mark.parametrize("value", [np.inf, np.float32(np.inf), Decimal("Infinity")])
+def test_f1_max_gigabytes_inf_is_no_limit(value):
+    """F1: rounds_limit(max_gigabytes=inf) was refused ("must be a finite number in (0, inf)")
+    though 1e300 was taken and max_seconds=inf is no limit: one rule (``_validate.max_time``)."""
+    assert gigabytes(value) == np.inf
+
+
+def test_f1_rounds_limit_under_no_memory_limit_is_its_default_answer():
+    """F1: the curves under a spectrum with max_gigabytes=inf are those within the default."""
+    got = riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=np.inf).risk
+    np.testing.assert_array_equal(got, riskcalc.rounds_limit("fedavg", **CASE).risk)
+
+
+@pytest.mark.parametrize("value, message", [
+    (0.0, r"max_gigabytes must lie in \(0, inf\], got 0.0 \(or None: 4 GB\)$"),
+    (np.nan, r"max_gigabytes must be a number in \(0, inf\], got nan \(or None: 4 GB\)$"),
+    (-np.inf, r"max_gigabytes must lie in \(0, inf\], got -inf \(or None: 4 GB\)$"),
+])
+def test_f1_max_gigabytes_still_refuses_what_is_no_limit(value, message):
+    """F1: the values that are no limit stay refused, naming max_seconds' range (0, inf]."""
+    with pytest.raises(ValueError, match=message):
+        gigabytes(value)
+
