@@ -5,7 +5,9 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+import montecarlo
 import riskcalc
+from montecarlo.linear.instances import Setting, check_memory
 from riskcalc.linear.dynamics.sigma.budget import gigabytes
 
 CASE = dict(gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0, rounds=[0, 3], local_steps=2,
@@ -35,3 +37,18 @@ def test_f1_max_gigabytes_still_refuses_what_is_no_limit(value, message):
     with pytest.raises(ValueError, match=message):
         gigabytes(value)
 
+
+def test_f2_python_memory_refusal_names_the_keyword():
+    """F2: montecarlo.compare(..., d=10**6) was told "--d 1000000 (n = ...) ...; lower --d",
+    the command line's option in a Python call: now the keyword, the option beside it."""
+    with pytest.raises(ValueError, match=r"^d = 1000000 \(n = 500000 samples per client\) "
+                       r".*; lower d \(in Python; --d on the command line\)$"):
+        montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=10 ** 6, reps=3)
+
+
+def test_f2_federated_refusal_names_both_keywords():
+    """F2: federated, d and clients (was "lower --d or --clients")."""
+    setting = Setting(d=60, clients=10 ** 9, global_model="federated")
+    with pytest.raises(ValueError, match=r"^d = 60 .* with 1000000000 clients needs .*; lower d "
+                       r"or clients \(in Python; --d or --clients on the command line\)$"):
+        check_memory(setting, 2.0)

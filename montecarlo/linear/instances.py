@@ -220,8 +220,8 @@ def sample_size(d: int, gamma: float, who: str = "the target client") -> int:
 
 
 def check_memory(setting: Setting, gamma) -> None:
-    """Raise ValueError naming --d (and --clients, federated) before allocating a replicate
-    that cannot fit in memory.
+    """Raise ValueError naming d (and clients, federated) before allocating a replicate
+    that cannot fit in memory: the Python keyword, with the command line's option beside it.
 
     A replicate holds every simulated design (sum_j n_j x d), its decompositions (at most
     min(n, d)^2 and n x d per client) and, with a federated global model, d x d matrices; the
@@ -236,12 +236,14 @@ def check_memory(setting: Setting, gamma) -> None:
                     + (d * d if federated else 0))
     # The clients' designs too: 10^9 clients at d = 60 were told "lower --d"; another
     # client's gamma 1e-8 was "n = 10 samples per client ... lower --d" (fuzz41 api F20).
-    many = other > n
-    require_memory(need, f"--d {setting.d} (n = {n} samples"
+    # A Python call was told "lower --d" (compare(..., d=10**6)): both are named, as the
+    # time limits' "max_seconds (in Python; --max-minutes on the command line)" (fuzz42 seams3 F2).
+    many, lower = other > n, ("d or clients", "--d or --clients") if federated else ("d", "--d")
+    require_memory(need, f"d = {setting.d} (n = {n} samples"
                    + (f", {other} for a client of gamma {low:g}" if many else " per client")
                    + (f") with {setting.clients} clients" if federated else ")"),
                    ("raise the other clients' gamma, " if many else "")
-                   + ("lower --d or --clients" if federated else "lower --d"))
+                   + f"lower {lower[0]} (in Python; {lower[1]} on the command line)")
 
 
 def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:
