@@ -108,7 +108,8 @@ def test_sweep_memory_advice_names_gamma(monkeypatch):
 
     monkeypatch.setattr(budget, "physical_memory", lambda: float(2 ** 18))
     with pytest.raises(ValueError, match=r"samples in a replicate at d = 100\) needs .*; "
-                                         r"lower --d, raise --gamma$"):
+                                         r"lower d, raise gamma \(in Python; --d, --gamma on "
+                                         r"the command line\)$"):
         sweep_logistic("rtfa", gamma=[1.0], r=[1.0], signal=1.0, lam=[0.5], d=100, reps=2)
 
 

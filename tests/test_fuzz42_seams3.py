@@ -52,3 +52,14 @@ def test_f2_federated_refusal_names_both_keywords():
     with pytest.raises(ValueError, match=r"^d = 60 .* with 1000000000 clients needs .*; lower d "
                        r"or clients \(in Python; --d or --clients on the command line\)$"):
         check_memory(setting, 2.0)
+
+
+def test_f3_logistic_sweep_memory_refusal_names_the_keywords():
+    """F3: sweep_logistic(..., d=10**6, max_minutes=None) was told "lower --d, raise --gamma"
+    (``montecarlo.logistic.sweep_checks.check_memory``): the keywords, the options beside them."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    with pytest.raises(ValueError, match=r"^the logistic sweep \(up to 1000000 samples .*; "
+                       r"lower d, raise gamma \(in Python; --d, --gamma on the command line\)$"):
+        sweep_logistic("rtfa", gamma=[1.0], r=[1.0], signal=1.0, lam=[0.5], d=10 ** 6, reps=2,
+                       max_minutes=None)

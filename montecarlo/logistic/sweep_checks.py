@@ -77,12 +77,14 @@ def check_memory(points, others, d, method):
     # FedProx keeps one d x d Hessian per client.
     square = 4 + (max(len(fed[0]) for fed in feds) if method == "pfedme" else 0)
     # The advice named the clients alone (an oracle sweep at gamma = 1e-6 has none): n = d /
-    # gamma samples per client is the other factor.
+    # gamma samples per client is the other factor. Named as a Python call's keywords beside the
+    # options (was "lower --d, raise --gamma" to sweep_logistic(d=...); fuzz42 seams3 F3).
     require_memory(8.0 * (3 * pooled * d + square * d * d),
                    f"the logistic sweep (up to {pooled} samples in a replicate at d = {d})",
-                   "lower --d, raise --gamma" + (" or lower the number of clients"
-                                                 if any(m for _, _, m in points) or others
-                                                 else ""))
+                   "lower d, raise gamma" + (" or lower the number of clients"
+                                             if any(m for _, _, m in points) or others
+                                             else "")
+                   + " (in Python; --d, --gamma on the command line)")
 
 
 def replicate_seconds(method, points, others, d, lams: int = 1, signal=None,
