@@ -1,7 +1,9 @@
 """Files written atomically, wherever they are written (the command line's outputs, and the
 Python API's ``montecarlo.sweep.write_rows``): a temporary file beside the target, renamed onto it
 when complete, so that a reader or an interrupted run never sees a half-written file; a symbolic
-link is written through, as a shell's ``> path`` does.
+link is written through, as a shell's ``> path`` does. Files are bounded the same way wherever
+they enter (a federation file, a spectrum file, a data file): ``file_size`` refuses one larger
+than its kind can be before a byte of it is read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,22 @@ from contextlib import contextmanager
 #: fallback tokenizes a header dict cut short ("{'descr': '<f8',") and raises
 #: ``tokenize.TokenError``, which was a traceback (a spectrum file, a data file).
 NPY_HEADER_ERRORS = (ValueError, EOFError, tokenize.TokenError)
+
+
+def file_size(path, limit: int, where: str, what: str) -> int:
+    """The size in bytes of the file ``path`` (0 for a device or pipe, which has none: its
+    reader caps what it reads), or ValueError, before any of it is read, when it is larger than
+    ``limit``: ``"{where}: N bytes, larger than {what} (L MiB)"``; ``what`` names the kind of
+    file and what its limit holds (``"a federation file (about 200,000 clients)"``)."""
+    try:
+        size = os.stat(path).st_size if os.path.isfile(path) else 0
+    except OSError as exc:
+        raise ValueError(f"{where}: {exc.strerror or exc}") from None
+    if size > limit:
+        kind, _, holds = what.partition(" (")
+        raise ValueError(f"{where}: {size} bytes, larger than {kind} ({limit / 2 ** 20:g} MiB"
+                         + (f", {holds}" if holds else ")"))
+    return size
 
 
 def npy_damage(exc) -> str | None:

@@ -9,10 +9,7 @@ the parameter takes. numpy scalars and arrays of integer or floating type are nu
 are Python's exact real types (``int``, ``fractions.Fraction``, ``decimal.Decimal``): each is
 read as the nearest float, as its decimal text would be, and refused when no finite float holds
 it (``Decimal("1e400")``, ``Fraction(10 ** 400)``). The same parameter has the same range
-wherever it enters (``RANGES``).
-
-Files are bounded the same way wherever they enter (a federation file, a spectrum file, a data
-file): ``file_size`` refuses one larger than its kind can be before a byte of it is read.
+wherever it enters (``RANGES``); files are bounded likewise (``riskcalc._files.file_size``).
 """
 
 from __future__ import annotations
@@ -383,22 +380,6 @@ def path(name: str, value, what: str = "file") -> Path:
     if not os.fsdecode(value).strip():      # Path("") is the working directory
         raise ValueError(f"{name} needs a {what} name, got an empty one")
     return Path(user_path(value))
-
-
-def file_size(path, limit: int, where: str, what: str) -> int:
-    """The size in bytes of the file ``path`` (0 for a device or pipe, which has none: its
-    reader caps what it reads), or ValueError, before any of it is read, when it is larger than
-    ``limit``: ``"{where}: N bytes, larger than {what} (L MiB)"``; ``what`` names the kind of
-    file and what its limit holds (``"a federation file (about 200,000 clients)"``)."""
-    try:
-        size = os.stat(path).st_size if os.path.isfile(path) else 0
-    except OSError as exc:
-        raise ValueError(f"{where}: {exc.strerror or exc}") from None
-    if size > limit:
-        kind, _, holds = what.partition(" (")
-        raise ValueError(f"{where}: {size} bytes, larger than {kind} ({limit / 2 ** 20:g} MiB"
-                         + (f", {holds}" if holds else ")"))
-    return size
 
 
 def flag(name: str, value) -> bool:

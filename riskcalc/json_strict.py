@@ -1,6 +1,6 @@
 """Strict, bounded JSON text: the parser layer under ``riskcalc.federation_file``.
 
-``load`` reads a JSON file bounded before parsing: its size (``riskcalc._validate.file_size``
+``load`` reads a JSON file bounded before parsing: its size (``riskcalc._files.file_size``
 before reading; a device such as ``/dev/zero`` is read no further than the limit), its bytes
 (UTF-8, a byte-order mark dropped) and its nesting (counted without recursion, so a file nested
 a million levels deep is refused, not a RecursionError). It keeps what ``json`` would silently
@@ -21,7 +21,7 @@ from decimal import Decimal
 import numpy as np
 
 from riskcalc._text import Overflow, Underflow, decimal
-from riskcalc._validate import file_size
+from riskcalc._files import file_size
 
 __all__ = ["NonFinite", "WholeText", "kind", "load"]
 

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from riskcalc._files import NPY_HEADER_ERRORS, npy_damage, unreadable, user_path
-from riskcalc._validate import file_size
+from riskcalc._files import file_size
 from riskcalc._text import Overflow, Underflow, decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
