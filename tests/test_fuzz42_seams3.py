@@ -9,6 +9,7 @@ import montecarlo
 import riskcalc
 from montecarlo.linear.instances import Setting, check_memory
 from riskcalc.linear.dynamics.sigma.budget import gigabytes
+from tests.helpers import run_cli
 
 CASE = dict(gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0, rounds=[0, 3], local_steps=2,
             step_size=0.1, spectrum="two-point:0.5,2,0.5")
@@ -63,3 +64,15 @@ def test_f3_logistic_sweep_memory_refusal_names_the_keywords():
                        r"lower d, raise gamma \(in Python; --d, --gamma on the command line\)$"):
         sweep_logistic("rtfa", gamma=[1.0], r=[1.0], signal=1.0, lam=[0.5], d=10 ** 6, reps=2,
                        max_minutes=None)
+
+
+@pytest.mark.parametrize("verb, option", [("predict", ["--max-memory", "1"]),
+                                          ("compare", ["--global-step", "1", "--d", "20"])])
+def test_f4_rounds_option_of_a_method_without_rounds_is_refused_first(verb, option, capsys):
+    """F4: "predict ftfa --max-memory 1" asked for --rounds, --local-steps, --local-step-size
+    and --signal, then refused --rounds for ftfa: the option given is refused for the method."""
+    code, out, err = run_cli([verb, "ftfa", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5",
+                              *option], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {option[0]} applies to fedavg, pfedme (fedprox) and rtfa ")
+    assert err.count("\n") == 1 and "not ftfa" in err

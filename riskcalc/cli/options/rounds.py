@@ -114,16 +114,20 @@ def check(args, verb: str) -> None:
     K = None if getattr(args, "local_steps", None) is None else parse_local_steps(args.local_steps)
     if K is None or np.isfinite(K):
         needed.insert(2, ("--local-step-size", "local_step_size"))
+    if args.method not in METHODS:  # first: "predict ftfa --max-memory 1" was asked for
+        # --rounds, --local-steps, ..., then refused them (fuzz42 seams3 F4)
+        ftfa = (" (FTFA after T rounds: predict fedavg --rounds ... --steps S --step-size E)"
+                if args.method == "ftfa" else "")
+        option = next(flag for flag in ("--rounds", "--local-steps", "--local-step-size",
+                                         "--global-step", "--max-memory")
+                      if getattr(args, flag[2:].replace("-", "_"), None) is not None)
+        raise ValueError(f"{option} applies to fedavg, pfedme (fedprox) and rtfa (FedAvg's "
+                         f"rounds, then RTFA with --lam), not {args.method}{ftfa}")
     missing = [flag for flag, dest in needed if getattr(args, dest, None) is None]
     if missing:
         raise ValueError(f"{verb} along the rounds needs {', '.join(missing)} (with --rounds, "
                          "--local-steps, --local-step-size unless --local-steps inf, and "
                          "--signal)")
-    if args.method not in METHODS:
-        ftfa = (" (FTFA after T rounds: predict fedavg --rounds ... --steps S --step-size E)"
-                if args.method == "ftfa" else "")
-        raise ValueError("--rounds applies to fedavg, pfedme (fedprox) and rtfa (FedAvg's "
-                         f"rounds, then RTFA with --lam), not {args.method}{ftfa}")
     for dest in NOT_WITH_ROUNDS:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
