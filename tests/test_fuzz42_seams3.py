@@ -43,7 +43,8 @@ def test_f2_python_memory_refusal_names_the_keyword():
     """F2: montecarlo.compare(..., d=10**6) was told "--d 1000000 (n = ...) ...; lower --d",
     the command line's option in a Python call: now the keyword, the option beside it."""
     with pytest.raises(ValueError, match=r"^d = 1000000 \(n = 500000 samples per client\) "
-                       r".*; lower d \(in Python; --d on the command line\)$"):
+                       r".*; lower d or raise gamma \(in Python; --d, --gamma on the command "
+                       r"line\)$"):
         montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=10 ** 6, reps=3)
 
 
@@ -51,7 +52,8 @@ def test_f2_federated_refusal_names_both_keywords():
     """F2: federated, d and clients (was "lower --d or --clients")."""
     setting = Setting(d=60, clients=10 ** 9, global_model="federated")
     with pytest.raises(ValueError, match=r"^d = 60 .* with 1000000000 clients needs .*; lower d "
-                       r"or clients \(in Python; --d or --clients on the command line\)$"):
+                       r"or clients, or raise gamma \(in Python; --d, --clients, --gamma on the "
+                       r"command line\)$"):
         check_memory(setting, 2.0)
 
 
@@ -76,3 +78,11 @@ def test_f4_rounds_option_of_a_method_without_rounds_is_refused_first(verb, opti
     assert (code, out) == (2, "")
     assert err.startswith(f"error: {option[0]} applies to fedavg, pfedme (fedprox) and rtfa ")
     assert err.count("\n") == 1 and "not ftfa" in err
+
+
+def test_f5_memory_refusal_of_a_tiny_gamma_advises_raising_it():
+    """F5: compare(gamma=1e-9, d=20) (n = 2e10 samples) was told "lower d" alone, which no d
+    fits (d = 2 still needs 89 GiB): n = d / gamma, raising gamma is named too."""
+    with pytest.raises(ValueError, match=r"^d = 20 \(n = 20000000000 samples per client\) .*; "
+                       r"lower d or raise gamma \("):
+        montecarlo.compare("ftfa", gamma=1e-9, r=1.0, sigma=0.5, d=20, reps=2)

@@ -237,13 +237,16 @@ def check_memory(setting: Setting, gamma) -> None:
     # The clients' designs too: 10^9 clients at d = 60 were told "lower --d"; another
     # client's gamma 1e-8 was "n = 10 samples per client ... lower --d" (fuzz41 api F20).
     # A Python call was told "lower --d" (compare(..., d=10**6)): both are named, as the
-    # time limits' "max_seconds (in Python; --max-minutes on the command line)" (fuzz42 seams3 F2).
-    many, lower = other > n, ("d or clients", "--d or --clients") if federated else ("d", "--d")
+    # time limits' "max_seconds (in Python; --max-minutes on the command line)" (fuzz42 seams3
+    # F2). n = d / gamma: gamma 1e-9 at d = 20 was told "lower d" alone, which no d fits (F5).
+    many = other > n
     require_memory(need, f"d = {setting.d} (n = {n} samples"
                    + (f", {other} for a client of gamma {low:g}" if many else " per client")
                    + (f") with {setting.clients} clients" if federated else ")"),
                    ("raise the other clients' gamma, " if many else "")
-                   + f"lower {lower[0]} (in Python; {lower[1]} on the command line)")
+                   + ("lower d or clients, or raise gamma (in Python; --d, --clients, --gamma"
+                      if federated else "lower d or raise gamma (in Python; --d, --gamma")
+                   + " on the command line)")
 
 
 def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:
