@@ -86,3 +86,14 @@ def test_f5_memory_refusal_of_a_tiny_gamma_advises_raising_it():
     with pytest.raises(ValueError, match=r"^d = 20 \(n = 20000000000 samples per client\) .*; "
                        r"lower d or raise gamma \("):
         montecarlo.compare("ftfa", gamma=1e-9, r=1.0, sigma=0.5, d=20, reps=2)
+
+
+def test_f6_cli_max_memory_inf_says_how_to_ask_for_no_limit(capsys):
+    """F6: --max-memory inf was "must be a finite number in (0, inf), got inf" alone, where
+    rounds_limit takes inf (F1) and --max-minutes inf says how to ask for no limit."""
+    argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
+            "2", "--signal", "1", "--rounds", "0,3", "--local-step-size", "0.1", "--local-steps",
+            "2", "--spectrum", "two-point:0.5,2,0.5", "--max-memory", "inf"]
+    assert run_cli(argv, capsys) == (2, "", "error: --max-memory must be a finite number > 0, "
+                                     "got inf; for no limit give a number beyond this "
+                                     "machine's memory, e.g. 1e300\n")

@@ -137,6 +137,10 @@ def check(args, verb: str) -> None:
     # Named as the options (was "reps must be ...", "global_step must ...": the Python names).
     if verb == "compare":
         positive_int("--reps", args.reps, minimum=2)
+    if getattr(args, "max_memory", None) == np.inf:     # as --max-minutes inf (fuzz40 small F1);
+        # was "must be a finite number in (0, inf)" alone (fuzz42 seams3 F6)
+        raise ValueError("--max-memory must be a finite number > 0, got inf; for no limit give "
+                         "a number beyond this machine's memory, e.g. 1e300")
     for flag, dest in (("--global-step", "global_step"), ("--max-memory", "max_memory")):
         if getattr(args, dest, None) is not None:
             positive(flag, getattr(args, dest), ndim=0)
