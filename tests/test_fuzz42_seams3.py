@@ -97,3 +97,15 @@ def test_f6_cli_max_memory_inf_says_how_to_ask_for_no_limit(capsys):
     assert run_cli(argv, capsys) == (2, "", "error: --max-memory must be a finite number > 0, "
                                      "got inf; for no limit give a number beyond this "
                                      "machine's memory, e.g. 1e300\n")
+
+
+def test_f7_rounds_simulation_memory_refusal_names_both_doors(capsys):
+    """F7: compare fedavg --rounds ... --gamma 1e-9 --d 20 was told "lower d or raise the
+    smallest gamma_j" (Python's names alone, montecarlo.linear.rounds_inputs): both doors'."""
+    argv = ["compare", "fedavg", "--gamma", "1e-9", "--r", "0.3", "--sigma", "0.5", "--clients",
+            "2", "--signal", "1", "--rounds", "0,3", "--local-step-size", "0.1", "--local-steps",
+            "2", "--d", "20", "--reps", "2", "--max-minutes", "1e300"]
+    code, out, err = run_cli(argv, capsys)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.endswith("lower d or raise the smallest gamma_j (n_j = d / gamma_j rows: 2e+10 "
+                        "for client 0) (in Python; --d, --gamma on the command line)\n")

@@ -160,9 +160,11 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         check_filter(eta, K, 0.0 if lam is None else lam, gamma, s)
     n = sample_sizes({"gamma": gamma, "s": s})
     # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
+    # Both doors' names (compare --rounds was told "lower d"; fuzz42 seams3 F7).
     require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
                    f"lower d or raise the smallest gamma_j (n_j = d / gamma_j rows: "
-                   f"{float(n.max()):.3g} for client {int(np.argmax(n))})")
+                   f"{float(n.max()):.3g} for client {int(np.argmax(n))}) (in Python; --d, "
+                   "--gamma on the command line)")
     p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
          np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
          client_weight_vector(weights, m))
