@@ -217,41 +217,56 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
 
     ``at(t)``: the rules' seconds with ``signal`` and ``r`` scaled by ``t`` (``refuse``'s
     ``estimate_at``). ``growing``: the points that may grow on separable data, as tuples
-    ``(gamma, kappa, lam, count)`` (``count`` points alike), read only where the rules fit
-    (their thresholds cost seconds at large norms: the rules refuse those first); each adds
-    ``count`` times its ``growth_seconds`` at ``mean = <s>``. The lam named (``growth_lam``)
-    gives each growing point an equal share of what the rules leave of ``max_seconds``: at
-    it every point's growth is within its share, so the whole within the limit. ``fewer``:
-    what else brings it under (``growth_advice``). ``by_lam``: for one point, ``(lam,
-    rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: where the rules alone
-    are over, the smallest lam whose rules and growth fit is named (bisection on log lam; both
-    fall as lam rises). Was: gamma 0.5, signal = r = 1, lam 1e-300, max_seconds 1.5 'estimated
-    at 5.74 s' (300 stages) advising only 'raise max_seconds'."""
-    rules = at(1.0)
-    if rules > max_seconds and by_lam is not None:
-        fewer = _lam_by_rules(by_lam, list(growing), mean, max_seconds, fewer)
+    ``(gamma, kappa, lam, count)`` (``count`` points alike); each adds ``count`` times its
+    ``growth_seconds`` at ``mean = <s>`` (a threshold: 0.3-20 ms, kappa 1 to 1e3). The lam
+    named (``growth_lam``) gives each growing point an equal share of what the rules leave of
+    ``max_seconds``: at it every point's growth is within its share, so the whole within the
+    limit. ``fewer``: what else brings it under (``growth_advice``). ``by_lam``: for one point,
+    ``(lam, rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: the smallest lam
+    whose rules and growth fit is named instead (bisection on log lam; both fall as lam
+    rises), the same on both sides of where the rules alone are over. Was: gamma 0.5, signal =
+    r = 1, lam 1e-300, max_seconds 1.5 'estimated at 5.74 s' (300 stages) advising only 'raise
+    max_seconds'; gamma 2, signal = r = 1, max_seconds 0.3 '13.6 s ... lam >= 0.01 fits' at lam
+    1e-10 but '0.306 s ... lam >= 0.000769 fits' at 1e-11 (the growth read only where the rules
+    fit, the lam of the share rule there)."""
+    rules, growing = at(1.0), list(growing)
     growth, grows = 0.0, []
-    if rules <= max_seconds:
-        for gamma, kappa, lam, count in growing:
-            seconds = growth_seconds(gamma, kappa, lam, mean)
-            if seconds:
-                growth += count * seconds
-                grows.append((gamma, kappa, count))
-    share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
-    fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
-    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth,
-           fewer=growth_advice(growth, fewer, max(fit) if fit and None not in fit else None))
+    # A grid's growth only where its rules fit (a threshold per distinct kappa: up to 20 ms).
+    counted = rules <= max_seconds or by_lam is not None
+    for gamma, kappa, lam, count in growing if counted else ():
+        seconds = growth_seconds(gamma, kappa, lam, mean)
+        if seconds:
+            growth += count * seconds
+            grows.append((gamma, kappa, count))
+    if rules + growth <= max_seconds:
+        return
+    if by_lam is not None and 0.0 < by_lam[0] < 1.0:
+        named = _lam_by_rules(by_lam, growing, mean, max_seconds)
+    else:
+        share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
+        fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
+        named = max(fit) if fit and None not in fit else None
+    if growth:
+        fewer = growth_advice(growth, fewer, named)
+    elif rules > max_seconds and named is not None:
+        fewer = ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the "
+                 f"continuation's stages down to lam = {by_lam[0]:g}: lam >= {named:.3g} fits)")
+    least = not counted and any(0.0 < lam / mean < GROWTH_LAM and kappa <= 1e3
+                                for _, kappa, lam, _ in growing)
+    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth, fewer=fewer,
+           least=least)
 
 
-def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
-    """``fewer`` with the smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and
-    growth fit ``max_seconds`` (``refuse_growing``), or as it is where even lam = 1 does not."""
+def _lam_by_rules(by_lam, growing, mean, max_seconds):
+    """The smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and growth fit
+    ``max_seconds`` (``refuse_growing``), rounded up as printed; None where even lam = 1 does
+    not."""
     lam, rules_at = by_lam
 
     def total(v):
         return rules_at(v) + sum(c * growth_seconds(g, k, v, mean) for g, k, _, c in growing)
-    if not (0.0 < lam < 1.0) or total(1.0) > max_seconds:
-        return fewer
+    if total(1.0) > max_seconds:
+        return None
     lo, hi = math.log10(lam), 0.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -259,8 +274,7 @@ def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
     shown = 10.0 ** hi
     while total(float(f"{shown:.3g}")) > max_seconds:     # as printed (0.000109 was over)
         shown *= 1.001
-    return ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the continuation's "
-            f"stages down to lam = {lam:g}: lam >= {shown:.3g} fits)")
+    return float(f"{shown:.3g}")
 
 
 def _scales(signal, r):
@@ -324,12 +338,15 @@ def check_max_seconds(max_seconds):
     return max_time("max_seconds", max_seconds)
 
 
-def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> None:
+def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None,
+           least=False) -> None:
     """Raise the ValueError of the module docstring when ``seconds > limit``.
 
     ``estimate_at(t)``: the estimate with ``signal`` and ``r`` scaled by ``t``, or None when the
     cost does not come from the norms (then only ``max_seconds`` is suggested, after
-    ``fewer``: what else would bring it under, where the norms cannot)."""
+    ``fewer``: what else would bring it under, where the norms cannot). ``least``: the
+    estimate leaves out a grid's growth on separable data (``refuse_growing``), printed as
+    "or more"."""
     if seconds <= limit:
         return
     advice = f"raise max_seconds (in Python, now {limit:g}; --max-minutes on the command line)"
@@ -346,10 +363,12 @@ def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> 
                   f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
     elif fewer:
         advice = f"{fewer}, or {advice}"
-    raise ValueError(f"{what}: estimated at {seconds:.3g} s of quadrature (large norms "
+    more, why = (" or more", "; a grid's growth on separable data is not counted where its "
+                 "rules alone are over") if least else ("", "")
+    raise ValueError(f"{what}: estimated at {seconds:.3g} s{more} of quadrature (large norms "
                      f"need Gauss-Legendre panels, many distinct clients a large joint fixed "
-                     f"point; riskcalc.logistic.work), over the limit max_seconds = {limit:g}; "
-                     f"{advice}")
+                     f"point; riskcalc.logistic.work{why}), over the limit max_seconds = "
+                     f"{limit:g}; {advice}")
 
 
 def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):

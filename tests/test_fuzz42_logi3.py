@@ -1,0 +1,39 @@
+"""Issue 32, fuzz42 (logi3): what this fuzz found, each test failing before."""
+
+import re
+
+import numpy as np
+import pytest
+
+import riskcalc
+from tests.helpers import run_cli
+
+
+def test_the_refusal_estimate_keeps_the_growth_where_the_rules_alone_are_over(capsys):
+    # F1: predict rtfa --model logistic, gamma 2, signal = r = 1, --max-minutes 0.01: lam 1e-10
+    # printed 'estimated at 13.6 s ... lam >= 0.01 fits' but lam 1e-11 '0.306 s ... lam >=
+    # 0.000769 fits' (refuse_growing read the growth only where the rules fit, and named the
+    # lam of another rule there). Now the estimate is rules and growth on both sides, and the
+    # lam named is one (the smallest whose rules and growth fit), whatever the lam asked.
+    seconds, named = [], []
+    for lam in np.logspace(-9, -12, 7):
+        code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--gamma", 2,
+                                  "--signal", 1, "--r", 1, "--lam", f"{lam:g}",
+                                  "--max-minutes", 0.01], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        seconds.append(float(re.search(r"estimated at (\S+) s", err).group(1)))
+        named.append(float(re.search(r"lam >= (\S+) fits", err).group(1)))
+    assert all(b >= a for a, b in zip(seconds, seconds[1:])), seconds
+    assert seconds[-1] > 10.0
+    assert max(named) - min(named) <= 1e-3 * max(named), named
+
+
+def test_a_grid_over_by_its_rules_says_its_estimate_leaves_out_the_growth():
+    # F1 (grids): where a grid's rules alone are over, its growth is not read (a threshold per
+    # distinct kappa, up to 20 ms each), so the estimate printed is a lower bound: it now says
+    # so ('62.7 s of quadrature' read as the whole estimate before).
+    with pytest.raises(ValueError, match=r"estimated at 62\.7 s or more of quadrature \(.*a "
+                       r"grid's growth on separable data is not counted where its rules alone "
+                       r"are over\), over the limit max_seconds = 0\.5; signal and r at most"):
+        riskcalc.logistic_limit(gamma=[0.5, 0.6], signal=[3, 30], r=30, lam=1e-5,
+                                max_seconds=0.5)
