@@ -29,11 +29,25 @@ def test_the_refusal_estimate_keeps_the_growth_where_the_rules_alone_are_over(ca
 
 
 def test_a_grid_over_by_its_rules_says_its_estimate_leaves_out_the_growth():
-    # F1 (grids): where a grid's rules alone are over, its growth is not read (a threshold per
-    # distinct kappa, up to 20 ms each), so the estimate printed is a lower bound: it now says
-    # so ('62.7 s of quadrature' read as the whole estimate before).
-    with pytest.raises(ValueError, match=r"estimated at 62\.7 s or more of quadrature \(.*a "
-                       r"grid's growth on separable data is not counted where its rules alone "
-                       r"are over\), over the limit max_seconds = 0\.5; signal and r at most"):
-        riskcalc.logistic_limit(gamma=[0.5, 0.6], signal=[3, 30], r=30, lam=1e-5,
+    # F1 (grids): where a grid's rules alone are over, the growth of more than FEW_KAPPAS
+    # distinct norms is not read (a threshold each, up to 20 ms), so the estimate printed is a
+    # lower bound: it now says so ('524 s of quadrature' read as the whole estimate before).
+    with pytest.raises(ValueError, match=r"estimated at 524 s or more of quadrature \(.*; "
+                       r"the growth on separable data of a grid of many norms is not counted "
+                       r"where its rules alone are over\), over the limit max_seconds = 0\.5; "
+                       r"fewer grid points"):
+        riskcalc.logistic_limit(gamma=0.6, signal=np.linspace(3, 30, 20), r=30, lam=1e-5,
                                 max_seconds=0.5)
+
+
+def test_a_finite_m_point_over_by_its_rules_counts_its_targets_growth():
+    # F2: local ridge, clients 3, gamma 2, signal = r = 1, max_seconds 0.3: lam 1e-10 was
+    # 'estimated at 13.6 s', lam 3e-11 '0.318 s' (its targets' growth read only where the
+    # rules fit). Now a few norms' growth is read on both sides: non-increasing in lam.
+    seconds = []
+    for lam in (1e-10, 3e-11, 1e-11):
+        with pytest.raises(ValueError, match=r"grows as lam falls") as err:
+            riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=lam, max_seconds=0.3,
+                                    clients=3, method="local_ridge")
+        seconds.append(float(re.search(r"estimated at (\S+) s", str(err.value)).group(1)))
+    assert seconds[0] > 10.0 and seconds == sorted(seconds), seconds

@@ -141,6 +141,8 @@ GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
 GROWTH_FLOOR, GROWTH_STAGE = 1e-6, 0.7
 
 
+#: Distinct norms whose growth ``refuse_growing`` reads where the rules alone are over.
+FEW_KAPPAS = 16
 #: ``mle_threshold`` remembered per norm: a grid's points share a few (``grid``).
 _threshold = lru_cache(maxsize=4096)(mle_threshold)
 
@@ -231,8 +233,10 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
     fit, the lam of the share rule there)."""
     rules, growing = at(1.0), list(growing)
     growth, grows = 0.0, []
-    # A grid's growth only where its rules fit (a threshold per distinct kappa: up to 20 ms).
-    counted = rules <= max_seconds or by_lam is not None
+    # Where the rules alone are over, the growth of at most FEW_KAPPAS distinct kappa (a
+    # threshold each: up to 20 ms); a larger grid's is left out, the estimate "or more".
+    counted = rules <= max_seconds or by_lam is not None or len(
+        {kappa for _, kappa, _, _ in growing if kappa <= 1e3}) <= FEW_KAPPAS
     for gamma, kappa, lam, count in growing if counted else ():
         seconds = growth_seconds(gamma, kappa, lam, mean)
         if seconds:
@@ -363,8 +367,8 @@ def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None,
                   f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
     elif fewer:
         advice = f"{fewer}, or {advice}"
-    more, why = (" or more", "; a grid's growth on separable data is not counted where its "
-                 "rules alone are over") if least else ("", "")
+    more, why = (" or more", "; the growth on separable data of a grid of many norms is not "
+                 "counted where its rules alone are over") if least else ("", "")
     raise ValueError(f"{what}: estimated at {seconds:.3g} s{more} of quadrature (large norms "
                      f"need Gauss-Legendre panels, many distinct clients a large joint fixed "
                      f"point; riskcalc.logistic.work{why}), over the limit max_seconds = "
