@@ -51,3 +51,15 @@ def test_a_finite_m_point_over_by_its_rules_counts_its_targets_growth():
                                     clients=3, method="local_ridge")
         seconds.append(float(re.search(r"estimated at (\S+) s", str(err.value)).group(1)))
     assert seconds[0] > 10.0 and seconds == sorted(seconds), seconds
+
+
+def test_a_finite_m_point_over_by_its_rules_does_not_say_no_lam_fits():
+    # F3: local ridge, clients 3, gamma 2, signal = r = 1, lam 3e-11, max_seconds 0.3 said
+    # 'no lam fits: the rest of the work fills the limit', where lam 0.01 (named at 1e-10)
+    # answers: no lam was sought (the rules at this lam alone fill the limit). Now it says so.
+    with pytest.raises(ValueError, match=r"14\.5 s of it here; the rules alone at this lam "
+                       r"fill the limit: no lam is named\)"):
+        riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=3e-11, max_seconds=0.3,
+                                clients=3, method="local_ridge")
+    riskcalc.logistic_limit(gamma=2, signal=1, r=1, lam=0.01, max_seconds=0.3, clients=3,
+                            method="local_ridge")

@@ -200,14 +200,18 @@ def growth_lam(gamma, kappa, mean, budget):
                                    ** (1.0 / GROWTH_POWER))
 
 
-def growth_advice(growth, fewer=None, lam=None):
+def growth_advice(growth, fewer=None, lam=None, searched=True):
     """``refuse``'s ``fewer`` naming the ``growth_seconds`` of an estimate (none: ``fewer``)
     and ``lam``, the smallest penalty within the limit (``growth_lam``; None: no lam is, the
-    rules alone fill it). Was: lam 1e-300 'estimated at 4.25e+148 s ... a larger lam'."""
+    rules alone fill it; ``searched`` False: the rules at this lam alone fill it and no lam
+    was sought, as fewer stages at a larger lam may fit). Was: lam 1e-300 'estimated at
+    4.25e+148 s ... a larger lam'; local ridge, clients 3, lam 3e-11 'no lam fits' where
+    lam 0.01 answers."""
     if not growth:
         return fewer
-    larger = "no lam fits: the rest of the work fills the limit" if lam is None else \
-        f"lam >= {lam:.3g} fits"
+    larger = f"lam >= {lam:.3g} fits" if lam is not None else \
+        "no lam fits: the rest of the work fills the limit" if searched else \
+        "the rules alone at this lam fill the limit: no lam is named"
     return ((f"{fewer}, " if fewer else "") + f"a larger lam (on separable data the solution "
             f"grows as lam falls: {growth:.3g} s of it here; {larger})")
 
@@ -251,7 +255,8 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
         fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
         named = max(fit) if fit and None not in fit else None
     if growth:
-        fewer = growth_advice(growth, fewer, named)
+        fewer = growth_advice(growth, fewer, named, searched=by_lam is not None
+                              or rules <= max_seconds)
     elif rules > max_seconds and named is not None:
         fewer = ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the "
                  f"continuation's stages down to lam = {by_lam[0]:g}: lam >= {named:.3g} fits)")
