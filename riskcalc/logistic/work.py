@@ -141,6 +141,8 @@ GROWTH_SECONDS, GROWTH_LAM, GROWTH_POWER = 0.07, 1e-2, 0.5
 GROWTH_FLOOR, GROWTH_STAGE = 1e-6, 0.7
 
 
+#: Distinct norms whose growth ``refuse_growing`` reads where the rules alone are over.
+FEW_KAPPAS = 16
 #: ``mle_threshold`` remembered per norm: a grid's points share a few (``grid``).
 _threshold = lru_cache(maxsize=4096)(mle_threshold)
 
@@ -198,14 +200,18 @@ def growth_lam(gamma, kappa, mean, budget):
                                    ** (1.0 / GROWTH_POWER))
 
 
-def growth_advice(growth, fewer=None, lam=None):
+def growth_advice(growth, fewer=None, lam=None, searched=True):
     """``refuse``'s ``fewer`` naming the ``growth_seconds`` of an estimate (none: ``fewer``)
     and ``lam``, the smallest penalty within the limit (``growth_lam``; None: no lam is, the
-    rules alone fill it). Was: lam 1e-300 'estimated at 4.25e+148 s ... a larger lam'."""
+    rules alone fill it; ``searched`` False: the rules at this lam alone fill it and no lam
+    was sought, as fewer stages at a larger lam may fit). Was: lam 1e-300 'estimated at
+    4.25e+148 s ... a larger lam'; local ridge, clients 3, lam 3e-11 'no lam fits' where
+    lam 0.01 answers."""
     if not growth:
         return fewer
-    larger = "no lam fits: the rest of the work fills the limit" if lam is None else \
-        f"lam >= {lam:.3g} fits"
+    larger = f"lam >= {lam:.3g} fits" if lam is not None else \
+        "no lam fits: the rest of the work fills the limit" if searched else \
+        "the rules alone at this lam fill the limit: no lam is named"
     return ((f"{fewer}, " if fewer else "") + f"a larger lam (on separable data the solution "
             f"grows as lam falls: {growth:.3g} s of it here; {larger})")
 
@@ -217,41 +223,59 @@ def refuse_growing(at, max_seconds, what, growing, mean=1.0, fewer=None,
 
     ``at(t)``: the rules' seconds with ``signal`` and ``r`` scaled by ``t`` (``refuse``'s
     ``estimate_at``). ``growing``: the points that may grow on separable data, as tuples
-    ``(gamma, kappa, lam, count)`` (``count`` points alike), read only where the rules fit
-    (their thresholds cost seconds at large norms: the rules refuse those first); each adds
-    ``count`` times its ``growth_seconds`` at ``mean = <s>``. The lam named (``growth_lam``)
-    gives each growing point an equal share of what the rules leave of ``max_seconds``: at
-    it every point's growth is within its share, so the whole within the limit. ``fewer``:
-    what else brings it under (``growth_advice``). ``by_lam``: for one point, ``(lam,
-    rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: where the rules alone
-    are over, the smallest lam whose rules and growth fit is named (bisection on log lam; both
-    fall as lam rises). Was: gamma 0.5, signal = r = 1, lam 1e-300, max_seconds 1.5 'estimated
-    at 5.74 s' (300 stages) advising only 'raise max_seconds'."""
-    rules = at(1.0)
-    if rules > max_seconds and by_lam is not None:
-        fewer = _lam_by_rules(by_lam, list(growing), mean, max_seconds, fewer)
+    ``(gamma, kappa, lam, count)`` (``count`` points alike); each adds ``count`` times its
+    ``growth_seconds`` at ``mean = <s>`` (a threshold: 0.3-20 ms, kappa 1 to 1e3). The lam
+    named (``growth_lam``) gives each growing point an equal share of what the rules leave of
+    ``max_seconds``: at it every point's growth is within its share, so the whole within the
+    limit. ``fewer``: what else brings it under (``growth_advice``). ``by_lam``: for one point,
+    ``(lam, rules_at)`` with ``rules_at(lam)`` the rules' seconds at a penalty: the smallest lam
+    whose rules and growth fit is named instead (bisection on log lam; both fall as lam
+    rises), the same on both sides of where the rules alone are over. Was: gamma 0.5, signal =
+    r = 1, lam 1e-300, max_seconds 1.5 'estimated at 5.74 s' (300 stages) advising only 'raise
+    max_seconds'; gamma 2, signal = r = 1, max_seconds 0.3 '13.6 s ... lam >= 0.01 fits' at lam
+    1e-10 but '0.306 s ... lam >= 0.000769 fits' at 1e-11 (the growth read only where the rules
+    fit, the lam of the share rule there)."""
+    rules, growing = at(1.0), list(growing)
     growth, grows = 0.0, []
-    if rules <= max_seconds:
-        for gamma, kappa, lam, count in growing:
-            seconds = growth_seconds(gamma, kappa, lam, mean)
-            if seconds:
-                growth += count * seconds
-                grows.append((gamma, kappa, count))
-    share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
-    fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
-    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth,
-           fewer=growth_advice(growth, fewer, max(fit) if fit and None not in fit else None))
+    # Where the rules alone are over, the growth of at most FEW_KAPPAS distinct kappa (a
+    # threshold each: up to 20 ms); a larger grid's is left out, the estimate "or more".
+    counted = rules <= max_seconds or by_lam is not None or len(
+        {kappa for _, kappa, _, _ in growing if kappa <= 1e3}) <= FEW_KAPPAS
+    for gamma, kappa, lam, count in growing if counted else ():
+        seconds = growth_seconds(gamma, kappa, lam, mean)
+        if seconds:
+            growth += count * seconds
+            grows.append((gamma, kappa, count))
+    if rules + growth <= max_seconds:
+        return
+    if by_lam is not None and 0.0 < by_lam[0] < 1.0:
+        named = _lam_by_rules(by_lam, growing, mean, max_seconds)
+    else:
+        share = (max_seconds - rules) / sum(c for _, _, c in grows) if grows else 0.0
+        fit = [growth_lam(gamma, kappa, mean, share) for gamma, kappa, _ in grows]
+        named = max(fit) if fit and None not in fit else None
+    if growth:
+        fewer = growth_advice(growth, fewer, named, searched=by_lam is not None
+                              or rules <= max_seconds)
+    elif rules > max_seconds and named is not None:
+        fewer = ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the "
+                 f"continuation's stages down to lam = {by_lam[0]:g}: lam >= {named:.3g} fits)")
+    least = not counted and any(0.0 < lam / mean < GROWTH_LAM and kappa <= 1e3
+                                for _, kappa, lam, _ in growing)
+    refuse(rules + growth, max_seconds, what, lambda t: at(t) + growth, fewer=fewer,
+           least=least)
 
 
-def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
-    """``fewer`` with the smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and
-    growth fit ``max_seconds`` (``refuse_growing``), or as it is where even lam = 1 does not."""
+def _lam_by_rules(by_lam, growing, mean, max_seconds):
+    """The smallest lam above ``by_lam[0]`` whose rules (``by_lam[1]``) and growth fit
+    ``max_seconds`` (``refuse_growing``), rounded up as printed; None where even lam = 1 does
+    not."""
     lam, rules_at = by_lam
 
     def total(v):
         return rules_at(v) + sum(c * growth_seconds(g, k, v, mean) for g, k, _, c in growing)
-    if not (0.0 < lam < 1.0) or total(1.0) > max_seconds:
-        return fewer
+    if total(1.0) > max_seconds:
+        return None
     lo, hi = math.log10(lam), 0.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -259,8 +283,7 @@ def _lam_by_rules(by_lam, growing, mean, max_seconds, fewer):
     shown = 10.0 ** hi
     while total(float(f"{shown:.3g}")) > max_seconds:     # as printed (0.000109 was over)
         shown *= 1.001
-    return ((f"{fewer}, " if fewer else "") + f"a larger lam (most of it is the continuation's "
-            f"stages down to lam = {lam:g}: lam >= {shown:.3g} fits)")
+    return float(f"{shown:.3g}")
 
 
 def _scales(signal, r):
@@ -324,12 +347,15 @@ def check_max_seconds(max_seconds):
     return max_time("max_seconds", max_seconds)
 
 
-def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> None:
+def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None,
+           least=False) -> None:
     """Raise the ValueError of the module docstring when ``seconds > limit``.
 
     ``estimate_at(t)``: the estimate with ``signal`` and ``r`` scaled by ``t``, or None when the
     cost does not come from the norms (then only ``max_seconds`` is suggested, after
-    ``fewer``: what else would bring it under, where the norms cannot)."""
+    ``fewer``: what else would bring it under, where the norms cannot). ``least``: the
+    estimate leaves out a grid's growth on separable data (``refuse_growing``), printed as
+    "or more"."""
     if seconds <= limit:
         return
     advice = f"raise max_seconds (in Python, now {limit:g}; --max-minutes on the command line)"
@@ -346,10 +372,12 @@ def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> 
                   f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
     elif fewer:
         advice = f"{fewer}, or {advice}"
-    raise ValueError(f"{what}: estimated at {seconds:.3g} s of quadrature (large norms "
+    more, why = (" or more", "; the growth on separable data of a grid of many norms is not "
+                 "counted where its rules alone are over") if least else ("", "")
+    raise ValueError(f"{what}: estimated at {seconds:.3g} s{more} of quadrature (large norms "
                      f"need Gauss-Legendre panels, many distinct clients a large joint fixed "
-                     f"point; riskcalc.logistic.work), over the limit max_seconds = {limit:g}; "
-                     f"{advice}")
+                     f"point; riskcalc.logistic.work{why}), over the limit max_seconds = "
+                     f"{limit:g}; {advice}")
 
 
 def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):
