@@ -22,6 +22,15 @@ PEAK_LOG = float(np.log(1e-16))
 QUAD_PEAK = 1024.0
 
 
+def power(x, k):
+    """``(1 - x)^k``, the filter's k-th power, through log1p where x is in (0, 1/2) (there 1 - x
+    rounds and the power's rounding grew like k eps; above, 1 - x is exact): one form for the
+    quadratures of ``steps.limits`` and ``steps.identity``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = np.exp(k * np.log1p(-np.minimum(x, 0.5)))
+    return np.where(x < 0.5, small, (1.0 - x) ** k)
+
+
 def top_power(top, steps):
     """log abs(1 - top)^steps, the filter's k-th power at the top of the spectrum of S (``top`` =
     eta (lam + x_hi)); above ``PEAK_LOG`` (at or near the stability edge) the filter peaks there

@@ -13,6 +13,7 @@ from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, others_sum,
                                                      federation_totals, sources, subordination,
                                                      summands)
+from riskcalc.linear.steps.edge import power
 
 
 def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_steps: int,
@@ -103,7 +104,7 @@ def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
         # 1e-12 from 1e6 steps (FTFA at gamma 1, 0.001 x 1e6 refused; fuzz38 quad F1).
         ftfa = method == "ftfa"       # then lam = 0 (s + lam is s)
         x = eta * (s if ftfa else s + L)
-        qk = np.where(x < 0.5, np.exp(kk * np.log1p(-np.minimum(x, 0.5))), (1.0 - x) ** kk)
+        qk = power(x, kk)
         # RTFA at lam = 0 is FTFA: (L + s q^k) / (s + L) is 0 / 0 at s = 0, which mp_expect
         # took as 0 on the null space (R = 1 there): bias 0.299 for 2.424 at gamma 2, 3 clients
         # (fuzz36 xroute F4).
@@ -164,8 +165,7 @@ def _plain_j1(ftfa, gam, p, u, lam, k, eta, fallback):
         s = lo + 4.0 * root * v
         x = eta * (s if ftfa else s + lam[:, None])
         with np.errstate(divide="ignore", invalid="ignore"):
-            qk = np.where(x < 0.5, np.exp(k[:, None] * np.log1p(-np.minimum(x, 0.5))),
-                          (1.0 - x) ** k[:, None])
+            qk = power(x, k[:, None])
             R = qk if ftfa else np.where(lam[:, None] == 0, qk,
                                          (lam[:, None] + s * qk) / (s + lam[:, None]))
             cur = np.sum(8.0 * v * (1.0 - v) / (n * s) * (R / (p[:, None] * (s + u[:, None])))

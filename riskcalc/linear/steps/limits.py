@@ -292,7 +292,7 @@ def filter_integrals(gamma, lam, steps, step_size):
             # Elsewhere 1 - f = (lam + s q^k) / (s + lam), not 1 - f: that summed f's rounding,
             # a floor 1.5e-33 for the bias of ~1e-75 at gamma 0.5 from 1e4 steps of 0.1 on
             # (fuzz42 steps F5; the contour's phi_bias likewise).
-            rest = (lam + s * _power(eta * (s + lam), k)) / (s + lam)
+            rest = (lam + s * steps_edge.power(eta * (s + lam), k)) / (s + lam)
             plain = atom + np.sum(dens * rest ** 2, -1)
             fine = np.where(near, 1.0 + np.sum(dens * s * f_over_s * (f - 2.0), -1), plain)
             cur = (fine, gamma[..., 0] * np.sum(dens * f * f_over_s, -1), plain)
@@ -327,13 +327,6 @@ def _unresolved(what, gamma, near, ek, k) -> str:
            f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller step size "
            "answer, and riskcalc.limit is the limit of infinitely many" if np.any(near) else "")
     return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
-
-
-def _power(x, k):
-    """``(1 - x)^k``, through log1p where x is in (0, 1/2) (``_one_minus_power``'s split)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        small = np.exp(k * np.log1p(-np.minimum(x, 0.5)))
-    return np.where(x < 0.5, small, (1.0 - x) ** k)
 
 
 def _one_minus_power(x, k):
